@@ -1,0 +1,235 @@
+#include "harness/backend/llama_server.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/http/sse.h"
+
+namespace kvbench::backend {
+
+using nlohmann::json;
+
+json completion_body(const CompletionSpec& spec) {
+  return {{"prompt", spec.prompt}, {"n_predict", spec.max_tokens},
+          {"stream", true},        {"cache_prompt", spec.cache_prompt},
+          {"temperature", 0.0},    {"seed", spec.seed},
+          {"ignore_eos", true},    {"id_slot", 0}};
+}
+
+namespace {
+
+int tokens_in(const json& j) {
+  if (j.contains("tokens") && j["tokens"].is_array() && !j["tokens"].empty()) {
+    return static_cast<int>(j["tokens"].size());
+  }
+  if (j.contains("content") && j["content"].is_string() &&
+      !j["content"].get_ref<const std::string&>().empty()) {
+    return 1;
+  }
+  return 0;
+}
+
+std::string error_text(const json& e) {
+  if (e.is_string()) {
+    return e.get<std::string>();
+  }
+  if (e.is_object() && e.contains("message") && e["message"].is_string()) {
+    return e["message"].get<std::string>();
+  }
+  return e.dump();
+}
+
+}  // namespace
+
+CompletionEvent decode_completion_event(std::string_view event_name, std::string_view data) {
+  CompletionEvent ev;
+  if (data == "[DONE]") {
+    return ev;
+  }
+  json j = json::parse(data, nullptr, false);
+  if (event_name == "error") {
+    ev.type = CompletionEvent::Type::error;
+    ev.error =
+        j.is_discarded() ? std::string(data) : error_text(j.contains("error") ? j["error"] : j);
+    return ev;
+  }
+  if (j.is_discarded() || !j.is_object()) {
+    ev.type = CompletionEvent::Type::error;
+    ev.error = fmt::format("malformed stream event: {:.200}", data);
+    return ev;
+  }
+  if (j.contains("error")) {
+    ev.type = CompletionEvent::Type::error;
+    ev.error = error_text(j["error"]);
+    return ev;
+  }
+  ev.tokens = tokens_in(j);
+  if (j.contains("tokens_predicted") && j["tokens_predicted"].is_number_integer()) {
+    ev.tokens_predicted = j["tokens_predicted"].get<int>();
+  }
+  if (j.value("stop", false)) {
+    ev.type = CompletionEvent::Type::final;
+    ev.timings = j.value("timings", json::object());
+  } else {
+    ev.type = CompletionEvent::Type::partial;
+  }
+  return ev;
+}
+
+ServerTiming parse_timings(const json& t) {
+  ServerTiming s;
+  if (!t.is_object()) {
+    return s;
+  }
+  s.raw = t;
+  auto num = [&](const char* k) -> std::optional<double> {
+    if (t.contains(k) && t[k].is_number()) {
+      return t[k].get<double>();
+    }
+    return std::nullopt;
+  };
+  if (auto v = num("prompt_n")) {
+    s.prompt_n = static_cast<int>(*v);
+  }
+  if (auto v = num("cache_n")) {
+    s.cache_n = static_cast<int>(*v);
+  }
+  if (auto v = num("predicted_n")) {
+    s.predicted_n = static_cast<int>(*v);
+  }
+  s.prompt_ms = num("prompt_ms");
+  s.predicted_ms = num("predicted_ms");
+  if (s.predicted_n && s.predicted_ms && *s.predicted_ms > 0) {
+    s.decode_tps = *s.predicted_n / (*s.predicted_ms / 1000.0);
+  }
+  return s;
+}
+
+LlamaServerBackend::LlamaServerBackend(http::Transport& transport, std::string base_url,
+                                       std::string api_key)
+    : transport_(transport), base_url_(std::move(base_url)), api_key_(std::move(api_key)) {}
+
+http::Request LlamaServerBackend::request(std::string method, std::string path,
+                                          std::string body) const {
+  http::Request r;
+  r.method = std::move(method);
+  r.url = base_url_ + path;
+  r.body = std::move(body);
+  if (!api_key_.empty()) {
+    r.headers.emplace_back("Authorization", "Bearer " + api_key_);
+  }
+  return r;
+}
+
+bool LlamaServerBackend::healthy() {
+  auto req = request("GET", "/health", "");
+  req.timeout = std::chrono::milliseconds(5000);
+  const auto res = transport_.fetch(req);
+  return res.outcome == http::Outcome::ok && res.http_status == 200;
+}
+
+int LlamaServerBackend::count_tokens(std::string_view text) {
+  return static_cast<int>(tokenize(text).size());
+}
+
+std::vector<int> LlamaServerBackend::tokenize(std::string_view text) {
+  const json body = {{"content", text}, {"add_special", true}};
+  auto req = request("POST", "/tokenize", body.dump());
+  req.timeout = std::chrono::milliseconds(60000);
+  const auto res = transport_.fetch(req);
+  if (res.outcome != http::Outcome::ok) {
+    throw Error(fmt::format("{}/tokenize failed: {}", base_url_, res.error));
+  }
+  const json j = json::parse(res.body, nullptr, false);
+  if (j.is_discarded() || !j.contains("tokens") || !j["tokens"].is_array()) {
+    throw Error(fmt::format("{}/tokenize answered without a token list", base_url_));
+  }
+  std::vector<int> ids;
+  ids.reserve(j["tokens"].size());
+  for (const auto& t : j["tokens"]) {
+    ids.push_back(t.is_number_integer() ? t.get<int>() : t.value("id", -1));
+  }
+  return ids;
+}
+
+json LlamaServerBackend::describe() {
+  auto req = request("GET", "/props", "");
+  req.timeout = std::chrono::milliseconds(10000);
+  const auto res = transport_.fetch(req);
+  if (res.outcome != http::Outcome::ok) {
+    return {{"error", res.error}};
+  }
+  json j = json::parse(res.body, nullptr, false);
+  if (j.is_discarded()) {
+    return {{"error", "GET /props answered with something that is not JSON"}};
+  }
+  // The prompt of the last call is not server metadata.
+  if (j.contains("default_generation_settings") && j["default_generation_settings"].is_object()) {
+    j["default_generation_settings"].erase("prompt");
+  }
+  return j;
+}
+
+CallResult LlamaServerBackend::complete(const CompletionSpec& spec) {
+  CallResult r;
+  auto req = request("POST", "/completion", completion_body(spec).dump());
+  req.timeout = spec.timeout;
+  http::SseFramer framer;
+  bool final_seen = false;
+  std::string stream_error;
+  int predicted_so_far = 0;
+  auto on_event = [&](const http::SseEvent& sse) {
+    const auto ev = decode_completion_event(sse.event, sse.data);
+    if (ev.type == CompletionEvent::Type::error) {
+      stream_error = ev.error;
+      return;
+    }
+    int n = ev.tokens;
+    if (ev.tokens_predicted) {
+      n = std::max(0, *ev.tokens_predicted - predicted_so_far);
+      predicted_so_far = std::max(predicted_so_far, *ev.tokens_predicted);
+    }
+    if (n > 0) {
+      r.trace.token_arrivals.push_back(sse.arrival);
+      r.trace.token_counts.push_back(n);
+    }
+    if (ev.type == CompletionEvent::Type::final) {
+      final_seen = true;
+      r.server = parse_timings(ev.timings);
+    }
+  };
+  std::vector<http::SseEvent> events;
+  const auto res = transport_.stream(req, [&](std::string_view chunk, Nanos arrival) {
+    framer.feed(chunk, arrival, events);
+    for (const auto& e : events) {
+      on_event(e);
+    }
+    events.clear();
+    return stream_error.empty();
+  });
+  framer.finish(events);
+  for (const auto& e : events) {
+    on_event(e);
+  }
+  r.trace.sent = res.started;
+  r.trace.first_byte = res.first_byte;
+  r.trace.done = res.finished;
+  if (res.http_status != 0) {
+    r.http_status = res.http_status;
+  }
+  if (!stream_error.empty()) {
+    r.outcome = "server_error";
+    r.error = stream_error;
+  } else if (res.outcome != http::Outcome::ok) {
+    r.outcome = std::string(http::to_string(res.outcome));
+    r.error = res.error;
+  } else if (!final_seen) {
+    r.outcome = "stream_error";
+    r.error = "the stream ended without a final event";
+  }
+  return r;
+}
+
+}  // namespace kvbench::backend

@@ -1,0 +1,121 @@
+#include "harness/backend/managed_server.h"
+
+#include <deque>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/process/ports.h"
+
+namespace kvbench::backend {
+
+namespace {
+bool quantized(const std::string& cache_type) {
+  return cache_type != "f16" && cache_type != "f32" && cache_type != "bf16";
+}
+}  // namespace
+
+std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port) {
+  std::string fa = l.flash_attn;
+  if (fa == "auto" && quantized(l.cache_type)) {
+    fa = "on";
+  }
+  std::vector<std::string> argv = {l.binary,
+                                   "-m",
+                                   l.model_path,
+                                   "-c",
+                                   std::to_string(l.num_ctx),
+                                   "-np",
+                                   std::to_string(l.parallel),
+                                   "-ctk",
+                                   l.cache_type,
+                                   "-ctv",
+                                   l.cache_type,
+                                   "-fa",
+                                   fa,
+                                   "--host",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(port),
+                                   "--no-webui",
+                                   "--metrics",
+                                   "-lv",
+                                   "4"};
+  if (l.threads > 0) {
+    argv.insert(argv.end(), {"-t", std::to_string(l.threads)});
+  }
+  argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
+  return argv;
+}
+
+std::string log_tail(const std::filesystem::path& path, std::size_t max_lines) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+    if (lines.size() > max_lines) {
+      lines.pop_front();
+    }
+  }
+  std::string out;
+  for (const auto& l : lines) {
+    out += "  | " + l + "\n";
+  }
+  return out;
+}
+
+std::unique_ptr<ManagedServer> ManagedServer::start(const LlamaServerLaunch& launch,
+                                                    http::Transport& transport,
+                                                    std::chrono::seconds ready_timeout) {
+  const int port = process::find_free_loopback_port();
+  auto argv = llama_server_argv(launch, port);
+  process::SpawnSpec spec;
+  spec.argv = argv;
+  spec.log_path = launch.log_path;
+  spec.env_unset = {"LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_PORT"};
+  if (!launch.api_key.empty()) {
+    spec.env_set.emplace_back("LLAMA_API_KEY", launch.api_key);
+  }
+  auto child = process::ChildProcess::spawn(spec);
+  const std::string url = fmt::format("http://127.0.0.1:{}", port);
+  std::unique_ptr<ManagedServer> server(new ManagedServer(std::move(child), url, std::move(argv)));
+  http::Request health;
+  health.method = "GET";
+  health.url = url + "/health";
+  health.timeout = std::chrono::milliseconds(2000);
+  health.connect_timeout = std::chrono::milliseconds(1000);
+  const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!server->running()) {
+      throw Error(fmt::format("llama-server {} before it was ready; the end of its log ({}):\n{}",
+                              server->exit_description(), launch.log_path.string(),
+                              log_tail(launch.log_path, 15)));
+    }
+    const auto res = transport.fetch(health);
+    if (res.outcome == http::Outcome::ok && res.http_status == 200) {
+      return server;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  server->stop();
+  throw Error(fmt::format("llama-server was not ready within {} s; the end of its log ({}):\n{}",
+                          ready_timeout.count(), launch.log_path.string(),
+                          log_tail(launch.log_path, 15)));
+}
+
+std::string ManagedServer::exit_description() {
+  if (child_.running()) {
+    return "";
+  }
+  const auto st = child_.exit_status();
+  return st ? st->describe() : "stopped";
+}
+
+void ManagedServer::stop() {
+  child_.stop(std::chrono::milliseconds(5000));
+}
+
+}  // namespace kvbench::backend

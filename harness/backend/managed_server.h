@@ -1,0 +1,61 @@
+#pragma once
+// A llama-server that kvbench starts for one block of calls, on a free loopback port, from an
+// argument vector, and stops at the end of the block (or when kvbench is interrupted).
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/http/transport.h"
+#include "harness/process/child.h"
+
+namespace kvbench::backend {
+
+struct LlamaServerLaunch {
+  std::string binary;  // llama-server executable (or its launcher)
+  std::string model_path;
+  int num_ctx = 4096;
+  std::string cache_type = "f16";
+  std::string flash_attn = "auto";  // on | off | auto; a quantized cache turns auto into on
+  int threads = 0;                  // 0: the server's default
+  int parallel = 1;
+  std::vector<std::string> extra_args;  // appended verbatim, one argument each
+  std::filesystem::path log_path;
+  std::string api_key;  // handed over in the environment, never on the command line
+};
+
+// The argument vector for `launch` on `port`. Pure.
+std::vector<std::string> llama_server_argv(const LlamaServerLaunch& launch, int port);
+
+class ManagedServer {
+ public:
+  // Starts the server and waits until GET /health answers 200. Throws kvbench::Error with the
+  // tail of the server's log when it exits early or is not ready within `ready_timeout`.
+  static std::unique_ptr<ManagedServer> start(const LlamaServerLaunch& launch,
+                                              http::Transport& transport,
+                                              std::chrono::seconds ready_timeout);
+
+  const std::string& url() const { return url_; }
+  const std::vector<std::string>& argv() const { return argv_; }
+  int pid() const { return child_.pid(); }
+  bool running() { return child_.running(); }
+  // Why it stopped, when it has ("exited with code 1", ...); empty while running.
+  std::string exit_description();
+  // SIGTERM, then SIGKILL after the grace period.
+  void stop();
+
+ private:
+  ManagedServer(process::ChildProcess child, std::string url, std::vector<std::string> argv)
+      : child_(std::move(child)), url_(std::move(url)), argv_(std::move(argv)) {}
+
+  process::ChildProcess child_;
+  std::string url_;
+  std::vector<std::string> argv_;
+};
+
+// The last `max_lines` lines of a log file (for error messages).
+std::string log_tail(const std::filesystem::path& path, std::size_t max_lines);
+
+}  // namespace kvbench::backend

@@ -1,0 +1,62 @@
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/core/error.h"
+#include "harness/report/summary.h"
+#include "harness/run/results.h"
+
+namespace kvbench::cli {
+
+namespace {
+std::ofstream open_out(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) {
+    throw InputError(fmt::format("cannot write {}", path));
+  }
+  return out;
+}
+}  // namespace
+
+void setup_report_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string run_dir;
+    std::string csv;
+    std::string calls_csv;
+    std::string json;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("report", "Summarise a run folder (works offline)");
+  cmd->add_option("run_dir", o->run_dir, "Run folder (results/<run>)")->required();
+  cmd->add_option("--csv", o->csv, "Write the per-condition table as CSV");
+  cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call");
+  cmd->add_option("--json", o->json, "Write the summary as JSON");
+  cmd->callback([o, &exit_code] {
+    const auto loaded = run::load_run(o->run_dir);
+    for (const auto& w : loaded.warnings) {
+      fmt::print(stderr, "warning: {}\n", w);
+    }
+    report::write_markdown(std::cout, loaded.run, loaded.calls, loaded.warnings);
+    const auto rows = report::summarize_conditions(loaded.calls);
+    if (!o->csv.empty()) {
+      auto out = open_out(o->csv);
+      report::write_conditions_csv(out, rows);
+    }
+    if (!o->calls_csv.empty()) {
+      auto out = open_out(o->calls_csv);
+      report::write_calls_csv(out, loaded.calls);
+    }
+    if (!o->json.empty()) {
+      auto out = open_out(o->json);
+      auto j = report::to_json(rows, report::check_cache(loaded.calls));
+      j["run"] = loaded.run;
+      out << j.dump(2) << "\n";
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvbench::cli

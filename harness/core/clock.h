@@ -1,0 +1,50 @@
+#pragma once
+// The one clock every timestamp comes through. Production uses the steady clock; tests inject a
+// FakeClock that advances by script.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace kvbench {
+
+using Nanos = std::chrono::nanoseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  Clock() = default;
+  Clock(const Clock&) = delete;
+  Clock& operator=(const Clock&) = delete;
+  // Monotonic time since an arbitrary origin.
+  virtual Nanos now() const = 0;
+};
+
+class SteadyClock final : public Clock {
+ public:
+  Nanos now() const override {
+    return std::chrono::duration_cast<Nanos>(std::chrono::steady_clock::now().time_since_epoch());
+  }
+};
+
+// Returns the current time, then advances it by `step` (0 by default). advance() moves it by hand.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(Nanos start = Nanos{0}, Nanos step = Nanos{0}) : t_(start), step_(step) {}
+  Nanos now() const override {
+    Nanos t = t_;
+    t_ += step_;
+    return t;
+  }
+  void advance(Nanos d) { t_ += d; }
+  void set_step(Nanos step) { step_ = step; }
+
+ private:
+  mutable Nanos t_;
+  Nanos step_;
+};
+
+// Wall-clock time as UTC RFC 3339 with milliseconds, e.g. 2026-11-30T03:10:00.123Z.
+std::string utc_now_rfc3339();
+
+}  // namespace kvbench

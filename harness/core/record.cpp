@@ -1,0 +1,130 @@
+#include "harness/core/record.h"
+
+namespace kvbench {
+
+namespace {
+
+double ms_between(Nanos from, Nanos to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+template <typename T>
+void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) {
+    j[key] = *v;
+  }
+}
+
+template <typename T>
+std::optional<T> get(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && !j[key].is_null()) {
+    return j[key].get<T>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ClientTiming derive_timing(const CallTrace& trace) {
+  ClientTiming t;
+  if (trace.first_byte.count() != 0) {
+    t.first_byte_ms = ms_between(trace.sent, trace.first_byte);
+  }
+  if (trace.done.count() != 0) {
+    t.e2e_ms = ms_between(trace.sent, trace.done);
+  }
+  for (std::size_t i = 0; i < trace.token_arrivals.size(); ++i) {
+    t.token_ms.push_back(ms_between(trace.sent, trace.token_arrivals[i]));
+    t.tokens += i < trace.token_counts.size() ? trace.token_counts[i] : 1;
+  }
+  if (trace.token_arrivals.empty()) {
+    return t;
+  }
+  t.ttft_ms = t.token_ms.front();
+  const int first_count = trace.token_counts.empty() ? 1 : trace.token_counts.front();
+  const double span_ms = t.token_ms.back() - t.token_ms.front();
+  if (trace.token_arrivals.size() >= 2 && span_ms > 0) {
+    t.decode_tps = (t.tokens - first_count) / (span_ms / 1000.0);
+  }
+  return t;
+}
+
+nlohmann::json to_json(const CallRecord& r) {
+  nlohmann::json client = {{"tokens", r.client.tokens}, {"token_ms", r.client.token_ms}};
+  put(client, "ttft_ms", r.client.ttft_ms);
+  put(client, "first_byte_ms", r.client.first_byte_ms);
+  put(client, "e2e_ms", r.client.e2e_ms);
+  put(client, "decode_tps", r.client.decode_tps);
+  nlohmann::json server = {{"raw", r.server.raw}};
+  put(server, "prompt_n", r.server.prompt_n);
+  put(server, "cache_n", r.server.cache_n);
+  put(server, "prompt_ms", r.server.prompt_ms);
+  put(server, "predicted_n", r.server.predicted_n);
+  put(server, "predicted_ms", r.server.predicted_ms);
+  put(server, "decode_tps", r.server.decode_tps);
+  nlohmann::json j = {{"version", r.version},
+                      {"run_id", r.run_id},
+                      {"seq", r.seq},
+                      {"block", r.block},
+                      {"round", r.round},
+                      {"kind", r.kind},
+                      {"prompt_tokens", r.prompt_tokens},
+                      {"num_ctx", r.num_ctx},
+                      {"cache_type", r.cache_type},
+                      {"nonce", r.nonce},
+                      {"t_start_s", r.t_start_s},
+                      {"wall_start", r.wall_start},
+                      {"outcome", r.outcome},
+                      {"error", r.error},
+                      {"client", client},
+                      {"server", server},
+                      {"flags", r.flags}};
+  put(j, "prompt_tokens_counted", r.prompt_tokens_counted);
+  put(j, "http_status", r.http_status);
+  put(j, "expected_cache_n", r.expected_cache_n);
+  return j;
+}
+
+CallRecord record_from_json(const nlohmann::json& j) {
+  CallRecord r;
+  r.version = j.value("version", kRecordVersion);
+  r.run_id = j.value("run_id", "");
+  r.seq = j.at("seq").get<int>();
+  r.block = j.value("block", 0);
+  r.round = j.value("round", 0);
+  r.kind = j.value("kind", "timed");
+  r.prompt_tokens = j.value("prompt_tokens", 0);
+  r.num_ctx = j.value("num_ctx", 0);
+  r.cache_type = j.value("cache_type", "");
+  r.nonce = j.value("nonce", "");
+  r.prompt_tokens_counted = get<int>(j, "prompt_tokens_counted");
+  r.t_start_s = j.value("t_start_s", 0.0);
+  r.wall_start = j.value("wall_start", "");
+  r.outcome = j.value("outcome", "ok");
+  r.http_status = get<long>(j, "http_status");
+  r.error = j.value("error", "");
+  r.expected_cache_n = get<int>(j, "expected_cache_n");
+  r.flags = j.value("flags", std::vector<std::string>{});
+  if (j.contains("client")) {
+    const auto& c = j["client"];
+    r.client.tokens = c.value("tokens", 0);
+    r.client.token_ms = c.value("token_ms", std::vector<double>{});
+    r.client.ttft_ms = get<double>(c, "ttft_ms");
+    r.client.first_byte_ms = get<double>(c, "first_byte_ms");
+    r.client.e2e_ms = get<double>(c, "e2e_ms");
+    r.client.decode_tps = get<double>(c, "decode_tps");
+  }
+  if (j.contains("server")) {
+    const auto& s = j["server"];
+    r.server.raw = s.value("raw", nlohmann::json::object());
+    r.server.prompt_n = get<int>(s, "prompt_n");
+    r.server.cache_n = get<int>(s, "cache_n");
+    r.server.prompt_ms = get<double>(s, "prompt_ms");
+    r.server.predicted_n = get<int>(s, "predicted_n");
+    r.server.predicted_ms = get<double>(s, "predicted_ms");
+    r.server.decode_tps = get<double>(s, "decode_tps");
+  }
+  return r;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,81 @@
+#pragma once
+// The per-call record: one JSON line in calls.jsonl. Records are the contract between a run and
+// every later analysis: add fields, never change the meaning of one (bump kRecordVersion).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/clock.h"
+
+namespace kvbench {
+
+inline constexpr int kRecordVersion = 1;
+
+// Raw client-side observations of one streamed call, all on the one steady clock.
+struct CallTrace {
+  Nanos sent{0};        // request handed to the network
+  Nanos first_byte{0};  // first body byte arrived (0: none)
+  Nanos done{0};        // transfer finished
+  // Arrival time of every streamed event that carried generated tokens, and how many it carried.
+  std::vector<Nanos> token_arrivals;
+  std::vector<int> token_counts;
+};
+
+// Derived client timings (pure function of a trace; see derive_timing).
+struct ClientTiming {
+  std::optional<double> ttft_ms;        // sent -> first token
+  std::optional<double> first_byte_ms;  // sent -> first byte
+  std::optional<double> e2e_ms;         // sent -> done
+  std::optional<double> decode_tps;     // (tokens after the first) / (last - first token time)
+  int tokens = 0;                       // generated tokens seen in the stream
+  std::vector<double> token_ms;         // each token event's arrival, ms after sent
+};
+
+// TTFT, decode rate and the rest from raw timestamps. A trace with no token has no TTFT; fewer
+// than two token events (or zero elapsed time between them) has no decode rate.
+ClientTiming derive_timing(const CallTrace& trace);
+
+// The server's own figures, normalised to milliseconds and counts; `raw` keeps the object exactly
+// as the server reported it.
+struct ServerTiming {
+  std::optional<int> prompt_n;      // prompt tokens processed in this call
+  std::optional<int> cache_n;       // prompt tokens reused from the cache
+  std::optional<double> prompt_ms;  // prompt processing time
+  std::optional<int> predicted_n;   // tokens generated
+  std::optional<double> predicted_ms;
+  std::optional<double> decode_tps;  // predicted_n / predicted_ms, per second
+  nlohmann::json raw = nlohmann::json::object();
+};
+
+struct CallRecord {
+  int version = kRecordVersion;
+  std::string run_id;
+  int seq = 0;
+  int block = 0;
+  int round = 0;
+  std::string kind;       // "warmup" | "timed"
+  int prompt_tokens = 0;  // the factor level (target)
+  int num_ctx = 0;
+  std::string cache_type;
+  std::string nonce;                         // the unique first line; empty when disabled
+  std::optional<int> prompt_tokens_counted;  // counted with the server's tokenizer before sending
+  double t_start_s = 0;                      // seconds since the run's first call started
+  std::string wall_start;                    // UTC
+  std::string outcome = "ok";  // ok | connect_error | timeout | http_error | stream_error | ...
+  std::optional<long> http_status;
+  std::string error;
+  ClientTiming client;
+  ServerTiming server;
+  std::optional<int> expected_cache_n;  // what reuse should be: 0 for a fresh timed prompt
+  std::vector<std::string> flags;       // e.g. "unexpected_cache_reuse"
+  bool ok() const { return outcome == "ok"; }
+};
+
+nlohmann::json to_json(const CallRecord& r);
+CallRecord record_from_json(const nlohmann::json& j);
+
+}  // namespace kvbench

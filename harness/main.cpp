@@ -1,0 +1,36 @@
+// kvbench: measures what long prompts cost a local LLM server.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/model_cmd.h"
+#include "harness/core/error.h"
+#include "harness/core/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kvbench: time-to-first-token, decode rate, KV-cache memory and prefix reuse of "
+      "local LLM servers, measured with shuffled calls and fitted drift"};
+  app.set_version_flag("--version",
+                       fmt::format("kvbench {} ({})", kvbench::kVersion, kvbench::kGitRevision));
+  app.require_subcommand(1);
+  int exit_code = 0;
+  kvbench::cli::setup_run_command(app, exit_code);
+  kvbench::cli::setup_plan_command(app, exit_code);
+  kvbench::cli::setup_report_command(app, exit_code);
+  kvbench::cli::setup_model_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const kvbench::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}

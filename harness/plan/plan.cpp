@@ -1,0 +1,125 @@
+#include "harness/plan/plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/plan/rng.h"
+
+namespace kvbench::plan {
+
+std::string_view to_string(CallKind kind) {
+  return kind == CallKind::warmup ? "warmup" : "timed";
+}
+
+std::string ServerConfig::label() const {
+  return fmt::format("ctx={} kv={}", num_ctx, cache_type);
+}
+
+std::size_t Plan::call_count() const {
+  std::size_t n = 0;
+  for (const auto& b : blocks) {
+    n += b.calls.size();
+  }
+  return n;
+}
+
+std::size_t Plan::timed_count() const {
+  std::size_t n = 0;
+  for (const auto& b : blocks) {
+    n += static_cast<std::size_t>(std::count_if(
+        b.calls.begin(), b.calls.end(), [](const auto& c) { return c.kind == CallKind::timed; }));
+  }
+  return n;
+}
+
+namespace {
+
+std::vector<ServerConfig> configs_of(const scenario::Scenario& s) {
+  std::vector<ServerConfig> out;
+  for (int ctx : s.factors.num_ctx) {
+    for (const auto& kv : s.factors.cache_type) {
+      out.push_back({ctx, kv});
+    }
+  }
+  return out;
+}
+
+void fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
+  const int smallest =
+      *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
+  for (int w = 0; w < s.warmup; ++w) {
+    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest});
+  }
+  for (int r = 0; r < s.repeats; ++r) {
+    std::vector<int> round = s.factors.prompt_tokens;
+    rng.shuffle(round);
+    for (int p : round) {
+      b.calls.push_back({0, b.index, r, CallKind::timed, p});
+    }
+  }
+}
+
+}  // namespace
+
+Plan make_plan(const scenario::Scenario& s) {
+  Rng rng(s.seed);
+  Plan plan;
+  plan.seed = s.seed;
+  const auto configs = configs_of(s);
+  // Each replica pass holds every configuration once, shuffled (blocked randomization of
+  // whole-plot units).
+  for (int rep = 0; rep < s.block_repeats; ++rep) {
+    std::vector<ServerConfig> order = configs;
+    rng.shuffle(order);
+    for (const auto& cfg : order) {
+      Block b;
+      b.index = static_cast<int>(plan.blocks.size());
+      b.replica = rep;
+      b.config = cfg;
+      plan.blocks.push_back(std::move(b));
+    }
+  }
+  int seq = 0;
+  for (auto& b : plan.blocks) {
+    fill_block(b, s, rng);
+    for (auto& c : b.calls) {
+      c.seq = seq++;
+    }
+  }
+  return plan;
+}
+
+nlohmann::json to_json(const Plan& p) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : p.blocks) {
+    nlohmann::json calls = nlohmann::json::array();
+    for (const auto& c : b.calls) {
+      calls.push_back({{"seq", c.seq},
+                       {"round", c.round},
+                       {"kind", to_string(c.kind)},
+                       {"prompt_tokens", c.prompt_tokens}});
+    }
+    blocks.push_back({{"index", b.index},
+                      {"replica", b.replica},
+                      {"num_ctx", b.config.num_ctx},
+                      {"cache_type", b.config.cache_type},
+                      {"calls", calls}});
+  }
+  return {{"seed", p.seed}, {"blocks", blocks}};
+}
+
+std::string describe(const Plan& p) {
+  std::string out = fmt::format("plan: {} blocks, {} calls ({} timed), seed {}\n", p.blocks.size(),
+                                p.call_count(), p.timed_count(), p.seed);
+  for (const auto& b : p.blocks) {
+    out += fmt::format("block {} ({}, start {}):\n", b.index, b.config.label(), b.replica + 1);
+    for (const auto& c : b.calls) {
+      out += fmt::format("  #{:<4} {:<6} round {:>2}  prompt_tokens {}\n", c.seq, to_string(c.kind),
+                         c.round < 0 ? std::string("-") : std::to_string(c.round), c.prompt_tokens);
+    }
+  }
+  return out;
+}
+
+}  // namespace kvbench::plan

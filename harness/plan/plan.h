@@ -1,0 +1,57 @@
+#pragma once
+// The plan: a scenario expanded into server blocks and calls, shuffled with the scenario's seed.
+// Blocked randomization: within a block, each round holds every prompt length once, in a
+// shuffled order; the order of the blocks (server configurations) is shuffled too.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::plan {
+
+enum class CallKind { warmup, timed };
+std::string_view to_string(CallKind kind);
+
+// What a server must be (re)started with.
+struct ServerConfig {
+  int num_ctx = 0;
+  std::string cache_type;
+  std::string label() const;  // e.g. "ctx=4096 kv=f16"
+  bool operator==(const ServerConfig&) const = default;
+};
+
+struct PlannedCall {
+  int seq = 0;    // position in the whole run, 0-based
+  int block = 0;  // index of its block
+  int round = 0;  // round within the block (warm-up calls: -1)
+  CallKind kind = CallKind::timed;
+  int prompt_tokens = 0;
+};
+
+struct Block {
+  int index = 0;
+  int replica = 0;  // 0-based: which start of this configuration
+  ServerConfig config;
+  std::vector<PlannedCall> calls;
+};
+
+struct Plan {
+  std::uint64_t seed = 0;
+  std::vector<Block> blocks;
+  std::size_t call_count() const;
+  std::size_t timed_count() const;
+};
+
+// Expands and shuffles. Same scenario and seed, same plan, always.
+Plan make_plan(const scenario::Scenario& s);
+
+nlohmann::json to_json(const Plan& p);
+
+// A human-readable listing for `kvbench plan`.
+std::string describe(const Plan& p);
+
+}  // namespace kvbench::plan

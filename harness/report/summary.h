@@ -1,0 +1,57 @@
+#pragma once
+// Per-condition summaries of a run's timed calls, and the Markdown, CSV and JSON renderings of
+// them. Pure: records in, text out; reporters write to the stream they are handed.
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+
+namespace kvbench::report {
+
+// Median and quartiles of one metric (type-7 percentiles); n = 0 when no call had a value.
+struct Quartiles {
+  std::size_t n = 0;
+  double q1 = 0;
+  double median = 0;
+  double q3 = 0;
+};
+Quartiles quartiles(std::vector<double> values);
+
+struct ConditionSummary {
+  int num_ctx = 0;
+  std::string cache_type;
+  int prompt_tokens = 0;
+  int calls = 0;   // timed calls planned and recorded
+  int failed = 0;  // of those, not ok
+  Quartiles ttft_ms;
+  Quartiles server_prompt_ms;
+  Quartiles decode_tps;
+  Quartiles server_decode_tps;
+  int max_cache_n = 0;
+  int flagged = 0;
+};
+
+// Groups the timed calls by (num_ctx, cache_type, prompt_tokens), in ascending order.
+std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls);
+
+struct CacheCheck {
+  int timed_ok = 0;          // timed calls with a reported cache_n
+  int matched_expected = 0;  // cache_n equal to the shared-prefix prediction
+  int max_cache_n = 0;
+  int prompt_cache_hits = 0;  // flagged: reuse reached past the unique first line
+  int unexpected = 0;         // flagged: more reuse than the shared prefix allows
+};
+CacheCheck check_cache(const std::vector<CallRecord>& calls);
+
+void write_markdown(std::ostream& out, const nlohmann::json& run,
+                    const std::vector<CallRecord>& calls, const std::vector<std::string>& warnings);
+void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows);
+void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls);
+nlohmann::json to_json(const std::vector<ConditionSummary>& rows, const CacheCheck& cache);
+
+}  // namespace kvbench::report

@@ -1,0 +1,87 @@
+#include "harness/run/model_files.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/gguf/gguf_io.h"
+#include "harness/gguf/model_shape.h"
+#include "harness/gguf/synth.h"
+#include "harness/run/runner.h"
+
+namespace kvbench::run {
+
+namespace fs = std::filesystem;
+
+fs::path default_models_dir() {
+  if (const char* d = std::getenv("KVBENCH_MODELS_DIR"); d != nullptr && *d != '\0') {
+    return d;
+  }
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    return fs::path(x) / "kvbench/models";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return fs::path(h) / ".cache/kvbench/models";
+  }
+  return fs::temp_directory_path() / "kvbench-models";
+}
+
+std::string resolve_model(const std::string& model, const fs::path& models_dir) {
+  constexpr std::string_view kPrefix = "synthetic:";
+  if (model.rfind(kPrefix, 0) == 0) {
+    const std::string preset = model.substr(kPrefix.size());
+    const auto shape = gguf::preset_shape(preset);
+    if (!shape) {
+      std::vector<std::string> names;
+      for (auto n : gguf::preset_names()) {
+        names.emplace_back(n);
+      }
+      throw InputError(
+          fmt::format("server.model: unknown synthetic preset '{}': expected one of {}", preset,
+                      fmt::join(names, ", ")));
+    }
+    const fs::path path =
+        models_dir / fmt::format("synthetic-{}-seed{}.gguf", preset, kSyntheticSeed);
+    if (!fs::exists(path)) {
+      std::error_code ec;
+      fs::create_directories(models_dir, ec);
+      if (ec) {
+        throw Error(fmt::format("cannot create the models folder {}: {}", models_dir.string(),
+                                ec.message()));
+      }
+      gguf::write_synthetic_model(path, *shape, gguf::GgmlType::f16, kSyntheticSeed);
+    }
+    return path.string();
+  }
+  describe_model_file(model);  // throws a clear InputError for a missing or non-GGUF file
+  return model;
+}
+
+nlohmann::json describe_model_file(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) {
+    throw InputError(fmt::format("model file {}: {}", path, ec.message()));
+  }
+  const gguf::GgufHeader header = gguf::read_gguf_header(path);
+  nlohmann::json j = {{"path", fs::absolute(path).string()}, {"file_bytes", size}};
+  try {
+    const auto shape = gguf::shape_from_metadata(header.file);
+    j["shape"] = {{"arch", shape.arch},
+                  {"n_layer", shape.n_layer},
+                  {"n_embd", shape.n_embd},
+                  {"n_head", shape.n_head},
+                  {"n_head_kv", shape.n_head_kv},
+                  {"n_ff", shape.n_ff},
+                  {"n_ctx_train", shape.n_ctx_train},
+                  {"n_vocab", shape.n_vocab},
+                  {"head_dim_k", shape.head_dim_k},
+                  {"head_dim_v", shape.head_dim_v}};
+  } catch (const Error& e) {
+    j["shape_error"] = e.what();
+  }
+  return j;
+}
+
+}  // namespace kvbench::run

@@ -1,0 +1,132 @@
+#include "harness/run/results.h"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace kvbench::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string safe_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+    out += keep ? c : '-';
+  }
+  return out.empty() ? "run" : out.substr(0, 64);
+}
+}  // namespace
+
+fs::path create_run_dir(const fs::path& results_root, const std::string& scenario_name) {
+  std::error_code ec;
+  fs::create_directories(results_root, ec);
+  if (ec) {
+    throw Error(fmt::format("cannot create the results folder {}: {}", results_root.string(),
+                            ec.message()));
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  const std::string base =
+      fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}-{}", tm.tm_year + 1900, tm.tm_mon + 1,
+                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, safe_name(scenario_name));
+  for (int i = 0; i < 1000; ++i) {
+    const fs::path p = results_root / (i == 0 ? base : fmt::format("{}-{}", base, i));
+    if (fs::create_directory(p, ec)) {
+      return p;
+    }
+  }
+  throw Error(fmt::format("cannot create a run folder under {}", results_root.string()));
+}
+
+void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
+  const fs::path tmp = path.string() + ".tmp";
+  const std::string text = j.dump(2) + "\n";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  }
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ::close(fd);
+      throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  fs::rename(tmp, path);
+}
+
+RecordWriter::RecordWriter(const fs::path& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "ae");
+  if (file_ == nullptr) {
+    throw Error(
+        fmt::format("cannot open {} for appending: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+RecordWriter::~RecordWriter() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+  }
+}
+
+void RecordWriter::append(const CallRecord& r) {
+  const std::string line = to_json(r).dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    throw Error(fmt::format("cannot append to {}: {}", path_.string(), std::strerror(errno)));
+  }
+  ::fdatasync(::fileno(file_));
+}
+
+LoadedRun load_run(const fs::path& run_dir) {
+  LoadedRun out;
+  const fs::path run_json = run_dir / "run.json";
+  std::ifstream rj(run_json);
+  if (!rj) {
+    throw InputError(fmt::format("{}: not a kvbench run folder (no run.json)", run_dir.string()));
+  }
+  out.run = nlohmann::json::parse(rj, nullptr, false);
+  if (out.run.is_discarded()) {
+    throw InputError(fmt::format("{}: not valid JSON", run_json.string()));
+  }
+  std::ifstream cj(run_dir / "calls.jsonl");
+  if (!cj) {
+    throw InputError(fmt::format("{}: no calls.jsonl", run_dir.string()));
+  }
+  std::string line;
+  for (int n = 1; std::getline(cj, line); ++n) {
+    if (line.empty()) {
+      continue;
+    }
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("seq")) {
+      out.warnings.push_back(
+          fmt::format("calls.jsonl line {}: incomplete or malformed record skipped", n));
+      continue;
+    }
+    try {
+      out.calls.push_back(record_from_json(j));
+    } catch (const nlohmann::json::exception& e) {
+      out.warnings.push_back(fmt::format("calls.jsonl line {}: skipped: {}", n, e.what()));
+    }
+  }
+  return out;
+}
+
+}  // namespace kvbench::run

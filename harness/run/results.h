@@ -1,0 +1,47 @@
+#pragma once
+// The run folder: run.json (what ran, where, on what), calls.jsonl (one record per call,
+// appended and flushed to disk call by call) and the server logs.
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+
+namespace kvbench::run {
+
+// Creates results_root/<UTC yyyymmdd-hhmmss>-<name>, with a numeric suffix when it exists.
+std::filesystem::path create_run_dir(const std::filesystem::path& results_root,
+                                     const std::string& scenario_name);
+
+// Writes JSON to `path` atomically (temporary file, fsync, rename).
+void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
+
+// Appends records to calls.jsonl; each line is flushed and synced before append() returns.
+class RecordWriter {
+ public:
+  explicit RecordWriter(const std::filesystem::path& path);
+  ~RecordWriter();
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+  void append(const CallRecord& r);
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::filesystem::path path_;
+};
+
+struct LoadedRun {
+  nlohmann::json run;  // run.json
+  std::vector<CallRecord> calls;
+  std::vector<std::string> warnings;  // e.g. a truncated last line
+};
+
+// Reads a run folder. A truncated or malformed line is skipped with a warning; a missing
+// run.json or calls.jsonl is an InputError.
+LoadedRun load_run(const std::filesystem::path& run_dir);
+
+}  // namespace kvbench::run

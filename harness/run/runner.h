@@ -1,0 +1,51 @@
+#pragma once
+// Runs a scenario: one server per block (managed or attached), every call streamed, timed and
+// appended to calls.jsonl as it completes.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::run {
+
+struct RunOptions {
+  std::filesystem::path results_root = "results";
+  std::string server_binary;         // overrides server.binary and the search
+  std::string model;                 // overrides server.model
+  std::string url;                   // overrides server.url (attach)
+  std::filesystem::path models_dir;  // where synthetic models are written; empty = default
+  bool progress = true;              // a progress line on stderr per call
+  std::chrono::seconds ready_timeout{300};
+};
+
+struct RunSummary {
+  std::filesystem::path run_dir;
+  int calls = 0;
+  int failed = 0;
+  int flagged = 0;
+  bool complete = false;
+};
+
+// Applies the option overrides to a scenario (url, model, binary).
+scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& options);
+
+// Finds llama-server: `explicit_path` if given, else $KVBENCH_LLAMA_SERVER, else
+// .deps/llama/bin/llama-server above the kvbench executable, else llama-server on PATH.
+// Throws InputError naming what was tried.
+std::string find_llama_server(const std::string& explicit_path);
+
+// The default folder for synthetic models: $KVBENCH_MODELS_DIR, else $XDG_CACHE_HOME/kvbench/
+// models, else ~/.cache/kvbench/models.
+std::filesystem::path default_models_dir();
+
+// A GGUF path for `model`: "synthetic:<preset>" is written once into `models_dir` (seeded,
+// reused afterwards); a path must be a readable GGUF file. Throws InputError otherwise.
+std::string resolve_model(const std::string& model, const std::filesystem::path& models_dir);
+
+// Runs the whole plan. Setup failures throw before anything is written; afterwards server
+// failures are recorded on their calls and the run goes on.
+RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options);
+
+}  // namespace kvbench::run

@@ -1,0 +1,64 @@
+#pragma once
+// A scenario: what to run, against which server, how often. Parsed from JSON with comments and
+// validated as a whole; every problem is reported with its path.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvbench::scenario {
+
+enum class ServerKind { llama_server, ollama };
+std::string_view to_string(ServerKind kind);
+
+// The KV-cache types llama.cpp accepts for -ctk/-ctv.
+const std::vector<std::string>& known_cache_types();
+
+struct ServerSpec {
+  ServerKind kind = ServerKind::llama_server;
+  std::string model = "synthetic:small";  // "synthetic:<preset>" or a GGUF path (managed)
+  std::string url;                        // non-empty: attached to a running server
+  std::string binary;                     // managed: server executable; empty = search
+  std::vector<std::string> args;          // extra server arguments, passed verbatim
+  int threads = 0;                        // managed: -t; 0 = server default
+  std::string flash_attn = "auto";        // managed: -fa on|off|auto
+  std::string api_key_env;                // name of the environment variable with the key
+  bool managed() const { return url.empty(); }
+};
+
+struct Factors {
+  std::vector<int> prompt_tokens;
+  std::vector<int> num_ctx;
+  std::vector<std::string> cache_type;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;  // file the scenario came from (for messages)
+  ServerSpec server;
+  Factors factors;
+  int repeats = 5;        // rounds per block: each prompt length once per round
+  int block_repeats = 1;  // how often each server configuration is started
+  std::uint64_t seed = 42;
+  int max_tokens = 32;
+  int warmup = 1;                 // discarded calls at the start of each block
+  double timeout_s = 600;         // per call
+  bool unique_first_line = true;  // false only to demonstrate the prompt-cache trap
+  nlohmann::json resolved;        // the scenario with every default filled in
+};
+
+// Parses and validates scenario text (JSON, comments allowed). `source` names the file in
+// messages. Throws InputError listing every problem ("<source>: factors.num_ctx[1]: ...").
+Scenario parse_scenario(std::string_view text, const std::string& source);
+
+// Reads a scenario file; a missing or unreadable file is an InputError.
+Scenario load_scenario(const std::string& path);
+
+// The scenario as JSON with every default made explicit (what run.json records).
+nlohmann::json to_json(const Scenario& s);
+
+}  // namespace kvbench::scenario

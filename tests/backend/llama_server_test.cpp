@@ -1,0 +1,180 @@
+#include "harness/backend/llama_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/backend/managed_server.h"
+
+namespace kvbench::backend {
+namespace {
+
+using std::chrono::milliseconds;
+using Type = CompletionEvent::Type;
+
+TEST(DecodeEvent, PartialFinalErrorAndIgnored) {
+  auto p = decode_completion_event(
+      "message",
+      R"({"index":0,"content":" the","tokens":[1234],"stop":false,"tokens_predicted":1})");
+  EXPECT_EQ(p.type, Type::partial);
+  EXPECT_EQ(p.tokens, 1);
+  EXPECT_EQ(p.tokens_predicted, 1);
+  auto f = decode_completion_event(
+      "message", R"({"content":"","tokens":[],"stop":true,"timings":{"cache_n":2,"prompt_n":9}})");
+  EXPECT_EQ(f.type, Type::final);
+  EXPECT_EQ(f.tokens, 0);
+  EXPECT_EQ(f.timings["cache_n"], 2);
+  EXPECT_EQ(decode_completion_event("message", "[DONE]").type, Type::ignored);
+  auto e1 = decode_completion_event("message", R"({"error":{"code":500,"message":"boom"}})");
+  EXPECT_EQ(e1.type, Type::error);
+  EXPECT_EQ(e1.error, "boom");
+  auto e2 = decode_completion_event("error", R"({"message":"old style"})");
+  EXPECT_EQ(e2.type, Type::error);
+  EXPECT_EQ(e2.error, "old style");
+  auto bad = decode_completion_event("message", R"({"content": "x)");
+  EXPECT_EQ(bad.type, Type::error);
+  EXPECT_THAT(bad.error, ::testing::HasSubstr("malformed stream event"));
+}
+
+TEST(ParseTimings, NormalisesAndKeepsRaw) {
+  const nlohmann::json t = {{"cache_n", 10},
+                            {"prompt_n", 1},
+                            {"prompt_ms", 0.374},
+                            {"predicted_n", 8},
+                            {"predicted_ms", 200.0}};
+  const auto s = parse_timings(t);
+  EXPECT_EQ(s.cache_n, 10);
+  EXPECT_EQ(s.prompt_n, 1);
+  EXPECT_DOUBLE_EQ(*s.prompt_ms, 0.374);
+  EXPECT_DOUBLE_EQ(*s.decode_tps, 40.0);
+  EXPECT_EQ(s.raw, t);
+  EXPECT_FALSE(parse_timings(nlohmann::json::object()).cache_n);
+}
+
+TEST(CompletionBody, GreedyFixedLengthStreamed) {
+  CompletionSpec spec;
+  spec.prompt = "hi";
+  spec.max_tokens = 16;
+  const auto b = completion_body(spec);
+  EXPECT_EQ(b["n_predict"], 16);
+  EXPECT_EQ(b["stream"], true);
+  EXPECT_EQ(b["ignore_eos"], true);
+  EXPECT_EQ(b["cache_prompt"], true);
+  EXPECT_EQ(b["temperature"], 0.0);
+}
+
+// Replays scripted chunks; chunk i arrives at (i + 1) * 10 ms.
+class ScriptedTransport final : public http::Transport {
+ public:
+  std::vector<std::string> chunks;
+  http::Outcome end = http::Outcome::ok;
+  http::Request last;
+  http::Result stream(const http::Request& req, const http::ChunkSink& sink) override {
+    last = req;
+    http::Result r;
+    r.http_status = 200;
+    r.started = Nanos(0);
+    r.first_byte = chunks.empty() ? Nanos(0) : Nanos(milliseconds(10));
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      if (!sink(chunks[i], milliseconds(10 * (i + 1)))) {
+        r.outcome = http::Outcome::aborted;
+        return r;
+      }
+    }
+    r.outcome = end;
+    r.finished = milliseconds(10 * (chunks.size() + 1));
+    return r;
+  }
+  http::Result fetch(const http::Request& req) override {
+    last = req;
+    http::Result r;
+    r.http_status = 200;
+    r.body = R"({"tokens":[1,259,68,{"id":7,"piece":"x"}]})";
+    return r;
+  }
+};
+
+TEST(LlamaServerBackend, StreamSplitAcrossChunksGivesExactTimings) {
+  ScriptedTransport t;
+  // Three token events (the second carries two tokens, as when bytes of a character are held
+  // back) and the final event, split mid-line.
+  t.chunks = {"data: {\"content\":\"a\",\"tokens\":[5],\"stop\":false,\"tokens_predicted\":1}\n",
+              "\ndata: {\"content\":\"bc\",\"tokens\":[6],\"stop\":false,\"tokens_",
+              "predicted\":3}\n\ndata: {\"content\":\"d\",\"tokens\":[7],\"stop\":false,"
+              "\"tokens_predicted\":4}\n\n",
+              "data: {\"content\":\"\",\"stop\":true,\"tokens_predicted\":4,\"timings\":"
+              "{\"cache_n\":2,\"prompt_n\":30,\"prompt_ms\":9.5,\"predicted_n\":4,"
+              "\"predicted_ms\":30}}\n\n"};
+  LlamaServerBackend be(t, "http://127.0.0.1:1", "secret");
+  CompletionSpec spec;
+  spec.prompt = "p";
+  const auto r = be.complete(spec);
+  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.trace.token_counts, (std::vector<int>{1, 2, 1}));
+  EXPECT_EQ(r.trace.token_arrivals,
+            (std::vector<Nanos>{milliseconds(20), milliseconds(30), milliseconds(30)}));
+  const auto d = derive_timing(r.trace);
+  EXPECT_DOUBLE_EQ(*d.ttft_ms, 20.0);
+  EXPECT_EQ(d.tokens, 4);
+  EXPECT_EQ(r.server.cache_n, 2);
+  EXPECT_EQ(t.last.url, "http://127.0.0.1:1/completion");
+  ASSERT_EQ(t.last.headers.size(), 1U);
+  EXPECT_EQ(t.last.headers[0].second, "Bearer secret");
+}
+
+TEST(LlamaServerBackend, StreamWithoutFinalEventIsAStreamError) {
+  ScriptedTransport t;
+  t.chunks = {"data: {\"content\":\"a\",\"stop\":false}\n\n"};
+  LlamaServerBackend be(t, "http://x", "");
+  const auto r = be.complete({});
+  EXPECT_EQ(r.outcome, "stream_error");
+  EXPECT_EQ(r.trace.token_counts.size(), 1U);
+}
+
+TEST(LlamaServerBackend, ErrorEventMidStreamStopsTheCall) {
+  ScriptedTransport t;
+  t.chunks = {"data: {\"content\":\"a\",\"stop\":false}\n\n",
+              "data: {\"error\":{\"code\":500,\"message\":\"slot died\"}}\n\n",
+              "data: {\"content\":\"never\",\"stop\":false}\n\n"};
+  LlamaServerBackend be(t, "http://x", "");
+  const auto r = be.complete({});
+  EXPECT_EQ(r.outcome, "server_error");
+  EXPECT_EQ(r.error, "slot died");
+}
+
+TEST(LlamaServerBackend, TokenizeReadsIdsAndPieces) {
+  ScriptedTransport t;
+  LlamaServerBackend be(t, "http://x", "");
+  EXPECT_EQ(be.tokenize("hello"), (std::vector<int>{1, 259, 68, 7}));
+  EXPECT_EQ(nlohmann::json::parse(t.last.body)["add_special"], true);
+}
+
+TEST(ManagedServer, ArgvIsExplicitAndLoopbackOnly) {
+  LlamaServerLaunch l;
+  l.binary = "/opt/llama-server";
+  l.model_path = "/m.gguf";
+  l.num_ctx = 8192;
+  l.cache_type = "q8_0";
+  l.extra_args = {"--foo; rm -rf /", "$(id)"};
+  l.api_key = "secret";
+  const auto argv = llama_server_argv(l, 4321);
+  const auto at = [&](const std::string& flag) {
+    auto it = std::find(argv.begin(), argv.end(), flag);
+    return it == argv.end() || it + 1 == argv.end() ? std::string("<missing>") : *(it + 1);
+  };
+  EXPECT_EQ(argv[0], "/opt/llama-server");
+  EXPECT_EQ(at("-c"), "8192");
+  EXPECT_EQ(at("-np"), "1");
+  EXPECT_EQ(at("-ctk"), "q8_0");
+  EXPECT_EQ(at("-ctv"), "q8_0");
+  EXPECT_EQ(at("-fa"), "on") << "a quantized V cache needs flash attention";
+  EXPECT_EQ(at("--host"), "127.0.0.1");
+  EXPECT_EQ(at("--port"), "4321");
+  EXPECT_EQ(argv[argv.size() - 2], "--foo; rm -rf /");
+  EXPECT_EQ(argv.back(), "$(id)");
+  for (const auto& a : argv) {
+    EXPECT_EQ(a.find("secret"), std::string::npos) << "the API key never goes on the command line";
+  }
+}
+
+}  // namespace
+}  // namespace kvbench::backend

@@ -1,0 +1,82 @@
+#include "harness/core/record.h"
+
+#include <gtest/gtest.h>
+
+namespace kvbench {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(DeriveTiming, FromScriptedTimestamps) {
+  FakeClock clock(milliseconds(1000));
+  CallTrace t;
+  t.sent = clock.now();
+  clock.advance(milliseconds(40));
+  t.first_byte = clock.now();
+  clock.advance(milliseconds(210));  // first token at +250 ms
+  for (int i = 0; i < 5; ++i) {
+    t.token_arrivals.push_back(clock.now());
+    t.token_counts.push_back(1);
+    clock.advance(milliseconds(25));
+  }
+  t.done = clock.now();
+  const auto d = derive_timing(t);
+  ASSERT_TRUE(d.ttft_ms);
+  EXPECT_DOUBLE_EQ(*d.ttft_ms, 250.0);
+  EXPECT_DOUBLE_EQ(*d.first_byte_ms, 40.0);
+  EXPECT_DOUBLE_EQ(*d.e2e_ms, 375.0);
+  EXPECT_EQ(d.tokens, 5);
+  // 4 tokens after the first over 100 ms.
+  EXPECT_DOUBLE_EQ(*d.decode_tps, 40.0);
+  EXPECT_EQ(d.token_ms, (std::vector<double>{250, 275, 300, 325, 350}));
+}
+
+TEST(DeriveTiming, EventsCarryingSeveralTokens) {
+  CallTrace t;
+  t.sent = Nanos(0);
+  t.token_arrivals = {milliseconds(100), milliseconds(200)};
+  t.token_counts = {3, 5};
+  const auto d = derive_timing(t);
+  EXPECT_EQ(d.tokens, 8);
+  EXPECT_DOUBLE_EQ(*d.ttft_ms, 100.0);
+  EXPECT_DOUBLE_EQ(*d.decode_tps, 50.0);  // 5 tokens after the first event in 100 ms
+}
+
+TEST(DeriveTiming, NoTokensNoTtftOneTokenNoRate) {
+  CallTrace none;
+  none.sent = Nanos(5);
+  EXPECT_FALSE(derive_timing(none).ttft_ms);
+  EXPECT_FALSE(derive_timing(none).first_byte_ms);
+  CallTrace one;
+  one.token_arrivals = {milliseconds(7)};
+  one.token_counts = {1};
+  EXPECT_DOUBLE_EQ(*derive_timing(one).ttft_ms, 7.0);
+  EXPECT_FALSE(derive_timing(one).decode_tps);
+}
+
+TEST(CallRecord, JsonRoundTrip) {
+  CallRecord r;
+  r.run_id = "abc";
+  r.seq = 3;
+  r.kind = "timed";
+  r.prompt_tokens = 256;
+  r.num_ctx = 4096;
+  r.cache_type = "q8_0";
+  r.nonce = "AA run abc call 3";
+  r.prompt_tokens_counted = 256;
+  r.client.ttft_ms = 12.5;
+  r.client.decode_tps = 40;
+  r.client.tokens = 8;
+  r.server.cache_n = 2;
+  r.server.prompt_n = 254;
+  r.server.raw = {{"cache_n", 2}, {"prompt_n", 254}};
+  r.expected_cache_n = 2;
+  r.flags = {"x"};
+  r.http_status = 200;
+  const auto back = record_from_json(to_json(r));
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_FALSE(to_json(r)["server"].contains("prompt_ms")) << "absent stays absent";
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -1,0 +1,166 @@
+#include "harness/scenario/scenario.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/core/error.h"
+#include "harness/scenario/suggest.h"
+
+namespace kvbench::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_scenario(text, "s.json");
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for: " << text;
+  return "";
+}
+
+constexpr std::string_view kMinimal = R"({"name": "x", "factors": {"prompt_tokens": [256]}})";
+
+TEST(Scenario, MinimalScenarioGetsDefaults) {
+  const auto s = parse_scenario(kMinimal, "s.json");
+  EXPECT_EQ(s.name, "x");
+  EXPECT_EQ(s.factors.prompt_tokens, std::vector<int>{256});
+  EXPECT_EQ(s.factors.num_ctx, std::vector<int>{4096});
+  EXPECT_EQ(s.factors.cache_type, std::vector<std::string>{"f16"});
+  EXPECT_EQ(s.server.model, "synthetic:small");
+  EXPECT_TRUE(s.server.managed());
+  EXPECT_EQ(s.repeats, 5);
+  EXPECT_EQ(s.resolved["factors"]["num_ctx"][0], 4096);
+}
+
+TEST(Scenario, CommentsAndFullExampleParse) {
+  const auto s = parse_scenario(R"(
+    // prompt length
+    { "name": "prompt-length",
+      "server": { "kind": "llama-server", "model": "synthetic:small" },  /* managed */
+      "factors": { "prompt_tokens": [256, 1024, 4096], "num_ctx": [8192], "cache_type": ["f16", "q8_0"] },
+      "repeats": 5, "seed": 42, "max_tokens": 32 })",
+                                "s.json");
+  EXPECT_EQ(s.factors.prompt_tokens, (std::vector<int>{256, 1024, 4096}));
+  EXPECT_EQ(s.factors.cache_type, (std::vector<std::string>{"f16", "q8_0"}));
+  EXPECT_EQ(s.seed, 42U);
+}
+
+TEST(Scenario, SingleValuesAreOneLevelFactors) {
+  const auto s = parse_scenario(
+      R"({"name": "x", "factors": {"prompt_tokens": 300, "num_ctx": 2048, "cache_type": "q8_0"}})",
+      "s.json");
+  EXPECT_EQ(s.factors.prompt_tokens, std::vector<int>{300});
+  EXPECT_EQ(s.factors.num_ctx, std::vector<int>{2048});
+}
+
+TEST(Scenario, PromptThatDoesNotFitNamesPathAndNumbers) {
+  EXPECT_EQ(error_of(R"({"name": "x", "max_tokens": 32,
+      "factors": {"prompt_tokens": [256, 1024, 8192], "num_ctx": [8192]}})"),
+            "s.json: factors.prompt_tokens[2]: 8192 tokens do not fit num_ctx 8192 with "
+            "max_tokens 32");
+}
+
+TEST(Scenario, NotJsonIsAnInputError) {
+  EXPECT_THAT(error_of("{ nope"), HasSubstr("s.json: not valid JSON"));
+  EXPECT_THAT(error_of("[1, 2]"), HasSubstr("expected a JSON object, got an array"));
+}
+
+TEST(Scenario, UnknownKeysSuggestTheNearestKnownKey) {
+  EXPECT_THAT(error_of(R"({"name": "x", "repeat": 3, "factors": {"prompt_tokens": [1]}})"),
+              HasSubstr("s.json: repeat: unknown key (did you mean 'repeats'?)"));
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [1], "numctx": [2048]}})"),
+              HasSubstr("factors.numctx: unknown key (did you mean 'num_ctx'?)"));
+  const std::string e =
+      error_of(R"({"name": "x", "zzzzzzzz": 1, "factors": {"prompt_tokens": [1]}})");
+  EXPECT_THAT(e, HasSubstr("s.json: zzzzzzzz: unknown key"));
+  EXPECT_THAT(e, ::testing::Not(HasSubstr("did you mean")));
+}
+
+TEST(Scenario, EveryProblemIsListed) {
+  const std::string e = error_of(R"({"factors": {"prompt_tokens": [0, "a"], "cache_type": ["q9"]},
+      "repeats": -1, "seed": -5, "max_tokens": 1.5, "timeout_s": 0, "unique_first_line": 1})");
+  EXPECT_THAT(e, HasSubstr("name: missing"));
+  EXPECT_THAT(e, HasSubstr("factors.prompt_tokens[0]: 0 is out of range: expected 1 to"));
+  EXPECT_THAT(e, HasSubstr("factors.prompt_tokens[1]: expected an integer, got the string \"a\""));
+  EXPECT_THAT(e, HasSubstr("factors.cache_type[0]: unknown cache type 'q9'"));
+  EXPECT_THAT(e, HasSubstr("repeats: -1 is out of range: expected 1 to 10000"));
+  EXPECT_THAT(e, HasSubstr("seed: expected a non-negative integer"));
+  EXPECT_THAT(e, HasSubstr("max_tokens: expected an integer, got the number 1.5"));
+  EXPECT_THAT(e, HasSubstr("timeout_s: expected a number of seconds"));
+  EXPECT_THAT(e, HasSubstr("unique_first_line: expected true or false"));
+}
+
+TEST(Scenario, CacheTypeTypoGetsASuggestion) {
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [1], "cache_type": "q8_1"}})"),
+              HasSubstr("unknown cache type 'q8_1' (did you mean 'q8_0'?)"));
+}
+
+TEST(Scenario, DuplicateAndEmptyFactorLevels) {
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [256, 256]}})"),
+              HasSubstr("factors.prompt_tokens[1]: duplicate value 256"));
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": []}})"),
+              HasSubstr("factors.prompt_tokens: expected at least one value"));
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": {}})"),
+              HasSubstr("factors.prompt_tokens: missing"));
+  EXPECT_THAT(error_of(R"({"name": "x"})"), HasSubstr("factors: missing"));
+  EXPECT_THAT(error_of(R"({"name": "x", "factors": 3})"),
+              HasSubstr("factors: expected an object, got the number 3"));
+}
+
+TEST(Scenario, ServerFieldsAreChecked) {
+  EXPECT_THAT(
+      error_of(R"({"name": "x", "server": {"kind": "vllm"}, "factors": {"prompt_tokens": [1]}})"),
+      HasSubstr("server.kind: unknown server kind 'vllm'"));
+  EXPECT_THAT(
+      error_of(
+          R"({"name": "x", "server": {"url": "localhost:8080"}, "factors": {"prompt_tokens": [1]}})"),
+      HasSubstr("server.url: 'localhost:8080' is not an http:// or https:// URL"));
+  EXPECT_THAT(
+      error_of(R"({"name": "x", "server": {"args": "-t 2"}, "factors": {"prompt_tokens": [1]}})"),
+      HasSubstr("server.args: expected an array of strings"));
+  EXPECT_THAT(
+      error_of(
+          R"({"name": "x", "server": {"flash_attn": "yes"}, "factors": {"prompt_tokens": [1]}})"),
+      HasSubstr("server.flash_attn: 'yes': expected 'on', 'off' or 'auto'"));
+  EXPECT_THAT(error_of(R"({"name": "x", "server": "llama", "factors": {"prompt_tokens": [1]}})"),
+              HasSubstr("server: expected an object"));
+}
+
+TEST(Scenario, ContradictionsAreReported) {
+  EXPECT_THAT(
+      error_of(R"({"name": "x", "server": {"flash_attn": "off"},
+      "factors": {"prompt_tokens": [1], "cache_type": ["f16", "q4_0"]}})"),
+      HasSubstr("factors.cache_type[1]: a quantized V cache ('q4_0') needs flash attention"));
+  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080", "threads": 2},
+      "factors": {"prompt_tokens": [1]}})"),
+              HasSubstr("apply only to a managed server"));
+  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
+      "factors": {"prompt_tokens": [1], "num_ctx": [2048, 4096]}})"),
+              HasSubstr("factors.num_ctx: an attached server (server.url) cannot vary num_ctx"));
+}
+
+TEST(Scenario, AttachedUrlLosesTrailingSlash) {
+  const auto s = parse_scenario(
+      R"({"name": "x", "server": {"url": "http://127.0.0.1:8080/"}, "factors": {"prompt_tokens": [1]}})",
+      "s.json");
+  EXPECT_EQ(s.server.url, "http://127.0.0.1:8080");
+  EXPECT_FALSE(s.server.managed());
+}
+
+TEST(Scenario, MissingFileIsAnInputError) {
+  EXPECT_THROW(load_scenario("/nonexistent/kvbench.json"), InputError);
+}
+
+TEST(Suggest, EditDistanceAndNearest) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3U);
+  EXPECT_EQ(edit_distance("", "abc"), 3U);
+  EXPECT_EQ(nearest("repeat", {"repeats", "seed"}), "repeats");
+  EXPECT_EQ(nearest("xyz", {"repeats", "seed"}), "");
+}
+
+}  // namespace
+}  // namespace kvbench::scenario
