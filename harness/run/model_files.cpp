@@ -42,7 +42,7 @@ std::string resolve_model(const std::string& model, const fs::path& models_dir) 
                       fmt::join(names, ", ")));
     }
     const fs::path path =
-        models_dir / fmt::format("synthetic-{}-seed{}.gguf", preset, kSyntheticSeed);
+        models_dir / fmt::format("synthetic-{}-v2-seed{}.gguf", preset, kSyntheticSeed);
     if (!fs::exists(path)) {
       std::error_code ec;
       fs::create_directories(models_dir, ec);

@@ -154,6 +154,13 @@ void Runner::prepare() {
     model["name"] = s_.server.model;
   } else {
     server["url"] = s_.server.url;
+    backend::LlamaServerBackend probe(transport_, s_.server.url, api_key_);
+    if (!probe.healthy()) {
+      throw Error(
+          fmt::format("the server at {} is not reachable or not ready (GET /health did "
+                      "not answer 200); start it or fix server.url",
+                      s_.server.url));
+    }
   }
   run_dir_ = create_run_dir(o_.results_root, s_.name);
   const std::string scenario_text = s_.resolved.dump();

@@ -1,0 +1,114 @@
+#include "harness/http/sse.h"
+
+#include <utility>
+
+namespace kvbench::http {
+namespace {
+
+// The first '\r' or '\n' at or after `pos`, or npos. Two memchr-style scans beat one
+// find_first_of, which tests each byte against the set.
+std::size_t find_line_end(std::string_view text, std::size_t pos) {
+  const std::size_t lf = text.find('\n', pos);
+  const std::string_view before_lf = text.substr(pos, lf == std::string_view::npos ? lf : lf - pos);
+  const std::size_t cr = before_lf.find('\r');
+  return cr == std::string_view::npos ? lf : pos + cr;
+}
+
+}  // namespace
+
+void SseFramer::feed(std::string_view chunk, Nanos arrival, std::vector<SseEvent>& out) {
+  if (chunk.empty()) {
+    return;
+  }
+  last_arrival_ = arrival;
+  std::size_t pos = 0;
+  if (skip_lf_) {
+    skip_lf_ = false;
+    pos = chunk.front() == '\n' ? 1 : 0;
+  }
+  while (pos < chunk.size()) {
+    const std::size_t end = find_line_end(chunk, pos);
+    if (end == std::string_view::npos) {
+      line_.append(chunk.substr(pos));
+      return;
+    }
+    const std::string_view piece = chunk.substr(pos, end - pos);
+    if (line_.empty()) {
+      process_line(piece, arrival, out);
+    } else {
+      line_.append(piece);
+      process_line(line_, arrival, out);
+      line_.clear();
+    }
+    pos = end + 1;
+    if (chunk[end] == '\r') {
+      if (pos == chunk.size()) {
+        skip_lf_ = true;
+      } else if (chunk[pos] == '\n') {
+        ++pos;
+      }
+    }
+  }
+}
+
+void SseFramer::finish(std::vector<SseEvent>& out) {
+  if (!line_.empty()) {
+    process_line(line_, last_arrival_, out);
+    line_.clear();
+  }
+  if (!data_.empty()) {
+    dispatch(last_arrival_, out);
+  }
+  event_.clear();
+  skip_lf_ = false;
+}
+
+void SseFramer::reset() {
+  line_.clear();
+  event_.clear();
+  data_.clear();
+  skip_lf_ = false;
+  last_arrival_ = Nanos{0};
+  comments_ = 0;
+}
+
+void SseFramer::process_line(std::string_view line, Nanos arrival, std::vector<SseEvent>& out) {
+  if (line.empty()) {
+    if (data_.empty()) {
+      event_.clear();  // an event without data is dropped
+    } else {
+      dispatch(arrival, out);
+    }
+    return;
+  }
+  if (line.front() == ':') {
+    ++comments_;
+    return;
+  }
+  const std::size_t colon = line.find(':');
+  const std::string_view field = line.substr(0, colon);
+  std::string_view value =
+      colon == std::string_view::npos ? std::string_view{} : line.substr(colon + 1);
+  if (!value.empty() && value.front() == ' ') {
+    value.remove_prefix(1);
+  }
+  if (field == "data" || field == "error") {
+    if (field == "error") {
+      event_ = "error";
+    }
+    data_.append(value);
+    data_.push_back('\n');
+  } else if (field == "event") {
+    event_.assign(value);
+  }
+}
+
+void SseFramer::dispatch(Nanos arrival, std::vector<SseEvent>& out) {
+  data_.pop_back();  // the '\n' after the last data line
+  out.push_back(SseEvent{event_.empty() ? std::string("message") : std::move(event_),
+                         std::move(data_), arrival});
+  event_.clear();
+  data_.clear();
+}
+
+}  // namespace kvbench::http

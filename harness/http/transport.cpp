@@ -1,0 +1,92 @@
+#include "harness/http/transport.h"
+
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/error.h"
+
+namespace kvbench::http {
+namespace {
+
+constexpr std::array<std::pair<Outcome, std::string_view>, 6> kOutcomeNames{{
+    {Outcome::ok, "ok"},
+    {Outcome::connect_error, "connect_error"},
+    {Outcome::timeout, "timeout"},
+    {Outcome::http_error, "http_error"},
+    {Outcome::stream_error, "stream_error"},
+    {Outcome::aborted, "aborted"},
+}};
+
+constexpr std::size_t kMaxPlainErrorBytes = 512;
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  const auto begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) {
+    return {};
+  }
+  const auto end = s.find_last_not_of(kSpace);
+  return s.substr(begin, end - begin + 1);
+}
+
+// The message inside a parsed error body, or "" when it has none of the known shapes.
+std::string message_from_json(const nlohmann::json& doc) {
+  if (!doc.is_object()) {
+    return {};
+  }
+  if (const auto error = doc.find("error"); error != doc.end()) {
+    if (error->is_string()) {
+      return error->get<std::string>();
+    }
+    if (error->is_object()) {
+      const auto message = error->find("message");
+      if (message != error->end() && message->is_string()) {
+        return message->get<std::string>();
+      }
+    }
+  }
+  const auto message = doc.find("message");
+  if (message != doc.end() && message->is_string()) {
+    return message->get<std::string>();
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view to_string(Outcome outcome) {
+  for (const auto& [value, name] : kOutcomeNames) {
+    if (value == outcome) {
+      return name;
+    }
+  }
+  return "unknown";
+}
+
+Outcome outcome_from_string(std::string_view name) {
+  for (const auto& [value, known] : kOutcomeNames) {
+    if (known == name) {
+      return value;
+    }
+  }
+  throw InputError("unknown call outcome '" + std::string(name) +
+                   "' (expected one of ok, connect_error, timeout, http_error, stream_error, "
+                   "aborted)");
+}
+
+std::string error_message_from_body(long http_status, std::string_view body) {
+  const std::string_view text = trim(body);
+  if (text.empty()) {
+    return "HTTP " + std::to_string(http_status);
+  }
+  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_discarded()) {
+    if (std::string message = message_from_json(doc); !message.empty()) {
+      return message;
+    }
+  }
+  return std::string(text.substr(0, kMaxPlainErrorBytes));
+}
+
+}  // namespace kvbench::http

@@ -1,0 +1,94 @@
+#pragma once
+// The HTTP seam: one request in, body bytes out with the time each chunk arrived. Server faults
+// (refused connections, error statuses, broken streams, timeouts) are returned as data in a
+// Result, never thrown, so one bad call cannot stop a measurement loop.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "harness/core/clock.h"
+
+namespace kvbench::http {
+
+struct Request {
+  std::string method = "POST";  // "GET" sends no body; anything else sends `body`
+  std::string url;
+  // Sent as given. A non-empty body without a Content-Type header is sent as application/json.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::chrono::milliseconds timeout{0};  // the whole call, connect included; 0 = no limit
+  std::chrono::milliseconds connect_timeout{5000};  // 0 = libcurl's default (300 s)
+};
+
+// How one call ended. A call that got an HTTP error status is http_error even if its error body
+// was cut short; the other values come from the transfer itself.
+enum class Outcome {
+  ok,             // a 2xx status and the whole body
+  connect_error,  // no connection: refused, unresolvable, or the connect timed out
+  timeout,        // connected, but the call outlived Request::timeout
+  http_error,     // the server answered with a status outside 200..299
+  stream_error,   // connected, but the response broke off or was malformed
+  aborted,        // the ChunkSink asked to stop
+};
+
+// "ok", "connect_error", ...: the enumerator's own name, stable for records on disk.
+std::string_view to_string(Outcome outcome);
+
+// Inverse of to_string. Throws kvbench::InputError naming the value and the accepted names.
+Outcome outcome_from_string(std::string_view name);
+
+// libcurl's own phase times for one call, in microseconds from the start of the call; 0 when the
+// phase was not reached.
+struct TransferTimes {
+  std::int64_t connect_us = 0;        // TCP connect done
+  std::int64_t pretransfer_us = 0;    // about to send the request
+  std::int64_t starttransfer_us = 0;  // first response byte (status line) received
+  std::int64_t total_us = 0;          // the whole call
+};
+
+struct Result {
+  Outcome outcome = Outcome::ok;
+  long http_status = 0;  // 0 when no response status line arrived
+  // Empty on ok. Otherwise libcurl's message, or for http_error the server's error message
+  // (see error_message_from_body), or why the sink stopped the call.
+  std::string error;
+  Nanos started{0};     // Clock time just before the request was handed to the network
+  Nanos first_byte{0};  // Clock time the first body byte arrived; 0 if none arrived
+  Nanos finished{0};    // Clock time the call returned
+  // fetch(): the whole body. stream(): only the body of an http_error response.
+  std::string body;
+  std::uint64_t bytes_received = 0;  // body bytes, sink-delivered or collected
+  long connections_opened = 0;       // 0 when an open keep-alive connection was reused
+  TransferTimes times;
+};
+
+// Receives one body chunk and the Clock time it arrived. Return false to abort the call
+// (Outcome::aborted). The view is valid only during the call.
+using ChunkSink = std::function<bool(std::string_view chunk, Nanos arrival)>;
+
+class Transport {
+ public:
+  Transport() = default;
+  virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Hands each body chunk of a 2xx response to `sink` as it arrives. The body of an error
+  // response is collected into Result::body instead and never reaches the sink.
+  virtual Result stream(const Request& req, const ChunkSink& sink) = 0;
+
+  // Collects the whole body into Result::body.
+  virtual Result fetch(const Request& req) = 0;
+};
+
+// The message of an error response body: llama-server's {"error":{"message":..}}, Ollama's
+// {"error":".."}, a top-level {"message":..}, else the trimmed text (at most 512 bytes), else
+// "HTTP <status>" for an empty body. Pure.
+std::string error_message_from_body(long http_status, std::string_view body);
+
+}  // namespace kvbench::http

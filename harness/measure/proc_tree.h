@@ -1,0 +1,55 @@
+#pragma once
+// A server and everything it started: a launcher script may fork the real server, so memory is
+// summed over the process and its descendants, found by scanning /proc/<pid>/stat for parent ids
+// (the /proc/<pid>/task/<tid>/children files are missing on kernels built without
+// CONFIG_PROC_CHILDREN).
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/types.h>
+
+namespace kvbench::measure {
+
+// The fields of one /proc/<pid>/stat line that kvbench uses.
+struct ProcStat {
+  pid_t pid = 0;
+  char state = '?';  // R, S, D, Z (zombie), T, ...
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  friend bool operator==(const ProcStat&, const ProcStat&) = default;
+};
+
+// Parses "pid (comm) state ppid pgrp ...". comm may hold spaces and parentheses: it ends at the
+// last ')'. Returns nullopt for text that does not have that shape.
+std::optional<ProcStat> parse_proc_stat(std::string_view line);
+
+// Every process descended from `root` in `table` (children, their children, ...), breadth first,
+// excluding root itself; siblings in table order. Pure; empty when root has no children.
+std::vector<pid_t> descendants_of(pid_t root, const std::vector<ProcStat>& table);
+
+// Reads /proc/*/stat of every visible process (processes exiting meanwhile are skipped).
+std::vector<ProcStat> read_process_table();
+
+// Memory summed over a process and its live descendants. RSS sums count pages shared between the
+// processes once per process; peak_rss_bytes is a sum of per-process peaks, not a peak of the sum.
+struct TreeMemory {
+  std::vector<pid_t> pids;  // the processes counted, root first
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t peak_rss_bytes = 0;
+  std::uint64_t virtual_bytes = 0;
+  std::uint64_t swap_bytes = 0;
+};
+
+// Reads the memory of `root` and its descendants; nullopt when root is gone or a zombie.
+// Descendants that vanish or are zombies are left out.
+std::optional<TreeMemory> read_tree_memory(pid_t root);
+
+// {"process_count": n, "pids": [...], "rss_bytes": ..., ...}.
+void to_json(nlohmann::json& out, const TreeMemory& memory);
+
+}  // namespace kvbench::measure

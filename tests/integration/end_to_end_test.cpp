@@ -1,0 +1,184 @@
+// End to end on the real llama-server with synthetic models: the quickstart runs, every timed
+// prompt is read cold, a repeated prompt is caught, a bad model file is refused, nothing is left
+// running.
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/process/child.h"
+#include "harness/report/summary.h"
+#include "tests/integration/harness.h"
+#include <unistd.h>
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+bool has_flag(const CallRecord& r, const std::string& f) {
+  return std::find(r.flags.begin(), r.flags.end(), f) != r.flags.end();
+}
+
+void expect_no_server_left(const nlohmann::json& run) {
+  for (const auto& b : run["blocks"]) {
+    if (b.contains("url")) {
+      const std::string url = b["url"];
+      const std::string port = url.substr(url.rfind(':') + 1);
+      EXPECT_THAT(processes_with("--port " + port), ::testing::IsEmpty())
+          << "a llama-server of block " << b["index"] << " is still running";
+    }
+  }
+}
+
+TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
+  const fs::path results = fresh_dir("quickstart");
+  const auto r = run_kvbench({"run", std::string(KVBENCH_SOURCE_DIR) + "/scenarios/quickstart.json",
+                              "--results", results.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("| 4096 | f16 | 2048 |"));
+  const fs::path run_dir = only_run_dir(results);
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["status"], "complete");
+  EXPECT_EQ(run["scenario"]["name"], "quickstart");
+  EXPECT_THAT(run["server"]["version"].get<std::string>(), HasSubstr("version:"));
+  EXPECT_EQ(run["model"]["shape"]["n_layer"], 4);
+  EXPECT_TRUE(fs::exists(run_dir / "server-block0.log"));
+  const auto calls = read_calls(run_dir);
+  ASSERT_EQ(calls.size(), 13U);
+  std::map<int, std::vector<double>> ttft;
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.prompt_tokens_counted, c.prompt_tokens) << "built to the exact token count";
+    EXPECT_FALSE(c.nonce.empty());
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_n) << c.seq;
+    // Every timed prompt is read in full: the server reuses only the tokens its start shares
+    // with the previous prompt (the BOS token), never any of the unique first line.
+    EXPECT_EQ(c.server.cache_n, c.expected_cache_n) << c.seq;
+    EXPECT_LE(*c.server.cache_n, 1) << c.seq;
+    EXPECT_EQ(*c.server.prompt_n + *c.server.cache_n, c.prompt_tokens) << c.seq;
+    EXPECT_TRUE(c.flags.empty()) << c.seq;
+    EXPECT_EQ(c.client.tokens, 32);
+    if (c.kind == "timed") {
+      ttft[c.prompt_tokens].push_back(*c.client.ttft_ms);
+    }
+  }
+  const auto median = [](std::vector<double> v) { return report::quartiles(std::move(v)).median; };
+  EXPECT_LT(median(ttft[256]), median(ttft[1024]));
+  EXPECT_LT(median(ttft[1024]), median(ttft[2048]));
+  expect_no_server_left(run);
+
+  // The report works offline from the files and its JSON carries the same conditions.
+  const auto rep =
+      run_kvbench({"report", run_dir.string(), "--json", (results / "summary.json").string(),
+                   "--calls-csv", (results / "calls.csv").string()});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const auto summary = read_json(results / "summary.json");
+  ASSERT_EQ(summary["conditions"].size(), 3U);
+  EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
+  EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 12);
+  EXPECT_EQ(summary["run"]["run_id"], run["run_id"]);
+}
+
+TEST(EndToEnd, RepeatedPromptWithoutNonceIsCaughtReadingFromCache) {
+  const fs::path results = fresh_dir("trap");
+  const std::string scenario = write_file(results, "trap.json", R"({
+    "name": "trap", "server": {"model": "synthetic:tiny"},
+    "factors": {"prompt_tokens": [200], "num_ctx": [1024]},
+    "repeats": 3, "warmup": 0, "max_tokens": 4, "unique_first_line": false })");
+  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = read_calls(only_run_dir(results / "runs"));
+  ASSERT_EQ(calls.size(), 3U);
+  EXPECT_EQ(calls[0].server.cache_n, 0) << "a fresh server has nothing to reuse";
+  EXPECT_FALSE(has_flag(calls[0], "prompt_cache_hit"));
+  for (std::size_t i = 1; i < calls.size(); ++i) {
+    // The same prompt again: all but the one token the server always re-reads come from cache.
+    EXPECT_EQ(calls[i].server.cache_n, 199) << i;
+    EXPECT_EQ(calls[i].server.prompt_n, 1) << i;
+    EXPECT_EQ(calls[i].expected_cache_n, 199) << i;
+    EXPECT_TRUE(has_flag(calls[i], "prompt_cache_hit")) << i;
+  }
+  EXPECT_THAT(r.out, HasSubstr("2 read past their unique first line from the cache"));
+}
+
+TEST(EndToEnd, ModelThatIsNotGgufIsAClearErrorAndNothingIsWritten) {
+  const fs::path dir = fresh_dir("badmodel");
+  const std::string model = write_file(dir, "model.gguf", "this is not a model\n");
+  const std::string scenario = write_file(dir, "s.json", R"({
+    "name": "bad", "server": {"model": ")" + model + R"("},
+    "factors": {"prompt_tokens": [16]} })");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(model));
+  EXPECT_THAT(r.err, HasSubstr("GGUF"));
+  EXPECT_FALSE(fs::exists(dir / "runs")) << "no results folder for a run that never started";
+}
+
+TEST(EndToEnd, BadScenarioExitsTwoBeforeAnythingRuns) {
+  const fs::path dir = fresh_dir("badscenario");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "x",
+    "factors": {"prompt_tokens": [256, 1024, 8192], "num_ctx": [8192]}, "max_tokens": 32})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("factors.prompt_tokens[2]: 8192 tokens do not fit num_ctx 8192 "
+                               "with max_tokens 32"));
+  EXPECT_FALSE(fs::exists(dir / "runs"));
+}
+
+TEST(EndToEnd, AttachedModeMeasuresARunningServer) {
+  const fs::path dir = fresh_dir("attached");
+  // Start a managed run's model once, then serve it by hand and attach to it.
+  const auto synth =
+      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  process::SpawnSpec spec;
+  const int port = 18000 + static_cast<int>(::getpid() % 2000);
+  spec.argv = {llama_server_path(),
+               "-m",
+               (dir / "tiny.gguf").string(),
+               "-c",
+               "1024",
+               "-np",
+               "1",
+               "--host",
+               "127.0.0.1",
+               "--port",
+               std::to_string(port)};
+  spec.log_path = dir / "server.log";
+  auto server = process::ChildProcess::spawn(spec);
+  const std::string scenario = write_file(dir, "s.json",
+                                          R"({"name": "att",
+    "server": {"url": "http://127.0.0.1:)" + std::to_string(port) +
+                                              R"("},
+    "factors": {"prompt_tokens": [100, 300], "num_ctx": 1024}, "repeats": 2, "max_tokens": 4})");
+  KvbenchResult r;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // wait for the server to load
+    r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+    if (r.exit_code == 0) {
+      break;
+    }
+    fs::remove_all(dir / "runs");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["server"]["mode"], "attached");
+  EXPECT_EQ(run["blocks"][0]["props"]["total_slots"], 1);
+  const auto calls = read_calls(run_dir);
+  ASSERT_EQ(calls.size(), 5U);
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.outcome, "ok");
+    EXPECT_TRUE(c.flags.empty());
+  }
+  EXPECT_TRUE(server.running()) << "kvbench never stops a server it did not start";
+  server.stop(std::chrono::milliseconds(3000));
+}
+
+}  // namespace
+}  // namespace kvbench::itest

@@ -1,0 +1,96 @@
+#include "tests/integration/harness.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace kvbench::itest {
+
+namespace fs = std::filesystem;
+
+std::string llama_server_path() {
+  const fs::path p = fs::path(KVBENCH_SOURCE_DIR) / ".deps/llama/bin/llama-server";
+  if (!fs::exists(p)) {
+    ADD_FAILURE() << p << " is missing: run scripts/get-llama-server.sh";
+  }
+  return p.string();
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(KVBENCH_BUILD_DIR) / "itest" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s) {
+  process::SpawnSpec spec;
+  spec.argv = {KVBENCH_BINARY};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env_set = {{"KVBENCH_MODELS_DIR", std::string(KVBENCH_BUILD_DIR) + "/models"},
+                  {"KVBENCH_LLAMA_SERVER", llama_server_path()}};
+  const auto r = process::run_capture(spec, std::chrono::seconds(timeout_s));
+  KvbenchResult out;
+  out.out = r.stdout_text;
+  out.err = r.stderr_text;
+  if (r.status && r.status->kind == process::ExitStatus::Kind::exited) {
+    out.exit_code = r.status->code;
+  }
+  return out;
+}
+
+std::string write_file(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+fs::path only_run_dir(const fs::path& results) {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(results)) {
+    if (e.is_directory()) {
+      dirs.push_back(e.path());
+    }
+  }
+  EXPECT_EQ(dirs.size(), 1U) << "run folders in " << results;
+  return dirs.empty() ? fs::path() : dirs.front();
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<CallRecord> read_calls(const fs::path& run_dir) {
+  std::vector<CallRecord> out;
+  std::ifstream in(run_dir / "calls.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    out.push_back(record_from_json(nlohmann::json::parse(line)));
+  }
+  return out;
+}
+
+std::vector<int> processes_with(const std::string& needle) {
+  std::vector<int> pids;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(e.path() / "cmdline");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string cmd = ss.str();
+    for (char& c : cmd) {
+      c = c == '\0' ? ' ' : c;
+    }
+    if (cmd.find(needle) != std::string::npos) {
+      pids.push_back(std::stoi(name));
+    }
+  }
+  return pids;
+}
+
+}  // namespace kvbench::itest

@@ -1,0 +1,44 @@
+#pragma once
+// Shared pieces of the integration tests: running the kvbench binary against the real
+// llama-server that scripts/get-llama-server.sh installs, in a fresh results folder.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+#include "harness/process/run_capture.h"
+
+namespace kvbench::itest {
+
+struct KvbenchResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// The llama-server launcher under .deps/ of the source tree; fails the test when missing.
+std::string llama_server_path();
+
+// A fresh, empty folder for one test's results.
+std::filesystem::path fresh_dir(const std::string& name);
+
+// Runs `kvbench args...` with synthetic models cached in the build's models folder.
+KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s = 600);
+
+// Writes scenario text to dir/name and returns the path.
+std::string write_file(const std::filesystem::path& dir, const std::string& name,
+                       const std::string& text);
+
+// The one run folder inside `results`.
+std::filesystem::path only_run_dir(const std::filesystem::path& results);
+
+nlohmann::json read_json(const std::filesystem::path& path);
+std::vector<CallRecord> read_calls(const std::filesystem::path& run_dir);
+
+// Process ids of live processes whose command line contains `needle`.
+std::vector<int> processes_with(const std::string& needle);
+
+}  // namespace kvbench::itest
