@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
 #include "harness/report/summary.h"
@@ -53,6 +54,9 @@ void setup_report_command(CLI::App& app, int& exit_code) {
       auto out = open_out(o->json);
       auto j = report::to_json(rows, report::check_cache(loaded.calls));
       j["run"] = loaded.run;
+      j["analysis"] = analysis::analyze(
+          loaded.calls,
+          loaded.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}));
       out << j.dump(2) << "\n";
     }
     exit_code = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // A server and everything it started: a launcher script may fork the real server, so memory is
 // summed over the process and its descendants, found by scanning /proc/<pid>/stat for parent ids
-// (the /proc/<pid>/task/<tid>/children files are missing on kernels built without
+// (the per-thread children files of /proc are missing on kernels built without
 // CONFIG_PROC_CHILDREN).
 
 #include <cstdint>

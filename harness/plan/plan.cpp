@@ -9,7 +9,15 @@
 namespace kvbench::plan {
 
 std::string_view to_string(CallKind kind) {
-  return kind == CallKind::warmup ? "warmup" : "timed";
+  switch (kind) {
+    case CallKind::warmup:
+      return "warmup";
+    case CallKind::probe:
+      return "probe";
+    case CallKind::timed:
+      break;
+  }
+  return "timed";
 }
 
 std::string ServerConfig::label() const {
@@ -51,12 +59,27 @@ void fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   for (int w = 0; w < s.warmup; ++w) {
     b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest});
   }
+  const int every = s.probes.every;
+  const auto probe = [&] {
+    b.calls.push_back({0, b.index, -1, CallKind::probe, s.probes.prompt_tokens});
+  };
+  if (every > 0) {
+    probe();
+  }
+  int since_probe = 0;
   for (int r = 0; r < s.repeats; ++r) {
     std::vector<int> round = s.factors.prompt_tokens;
     rng.shuffle(round);
     for (int p : round) {
       b.calls.push_back({0, b.index, r, CallKind::timed, p});
+      if (every > 0 && ++since_probe == every) {
+        probe();
+        since_probe = 0;
+      }
     }
+  }
+  if (every > 0 && since_probe > 0) {
+    probe();
   }
 }
 

@@ -13,7 +13,7 @@
 
 namespace kvbench::plan {
 
-enum class CallKind { warmup, timed };
+enum class CallKind { warmup, timed, probe };
 std::string_view to_string(CallKind kind);
 
 // What a server must be (re)started with.
@@ -27,7 +27,7 @@ struct ServerConfig {
 struct PlannedCall {
   int seq = 0;    // position in the whole run, 0-based
   int block = 0;  // index of its block
-  int round = 0;  // round within the block (warm-up calls: -1)
+  int round = 0;  // round within the block (warm-up calls and probes: -1)
   CallKind kind = CallKind::timed;
   int prompt_tokens = 0;
 };

@@ -149,7 +149,7 @@ bool ChildProcess::reap(bool block) {
   if (info.si_pid == 0) {
     return false;
   }
-  // The unreaped leader keeps its pid, and with it the group id, from being reused: killing the
+  // The unreaped child keeps its pid, and with it the group id, from being reused: killing the
   // group's stragglers and releasing the registry slot before the reap is safe.
   ::kill(-pid_, SIGKILL);
   release_child_slot(std::exchange(slot_, -1));

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/analysis.h"
+#include "harness/report/effects.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -152,6 +154,9 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
       "the previous prompt (at most {}); {} read past their unique first line from the cache; "
       "{} reused more than predicted.\n",
       cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+  write_effects_markdown(
+      out, analysis::analyze(
+               calls, run.value("scenario", json::object()).value("seed", std::uint64_t{1})));
 }
 
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {

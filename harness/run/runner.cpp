@@ -257,7 +257,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   if (r.server.cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");
   }
-  if (call.kind == plan::CallKind::timed && r.server.cache_n &&
+  if (call.kind != plan::CallKind::warmup && r.server.cache_n &&
       *r.server.cache_n >= first_line_tokens) {
     r.flags.emplace_back("prompt_cache_hit");
   }

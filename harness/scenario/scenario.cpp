@@ -240,10 +240,27 @@ void parse_factors(Checker& c, const json& v, Factors& f) {
   }
 }
 
+void parse_probes(Checker& c, const json& v, Probes& p) {
+  if (!v.is_object()) {
+    c.problem("probes", fmt::format("expected an object like {{\"every\": 5, \"prompt_tokens\": "
+                                    "256}}, got {}",
+                                    Checker::describe(v)));
+    return;
+  }
+  c.keys(v, "probes", {"every", "prompt_tokens"});
+  if (v.contains("every")) {
+    p.every = c.integer(v["every"], "probes.every", 0, 10000).value_or(0);
+  }
+  if (v.contains("prompt_tokens")) {
+    p.prompt_tokens =
+        c.integer(v["prompt_tokens"], "probes.prompt_tokens", 1, kMaxPromptTokens).value_or(256);
+  }
+}
+
 void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
-          "max_tokens", "warmup", "timeout_s", "unique_first_line"});
+          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes"});
   if (!doc.contains("name")) {
     c.problem("name", "missing: give the scenario a name");
   } else {
@@ -289,6 +306,9 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
       s.timeout_s = t.get<double>();
     }
   }
+  if (doc.contains("probes")) {
+    parse_probes(c, doc["probes"], s.probes);
+  }
   if (doc.contains("unique_first_line")) {
     if (!doc["unique_first_line"].is_boolean()) {
       c.problem("unique_first_line", fmt::format("expected true or false, got {}",
@@ -315,6 +335,11 @@ void check_consistency(Checker& c, Scenario& s) {
                 fmt::format("{} tokens do not fit num_ctx {} with max_tokens {}", p, min_ctx,
                             s.max_tokens));
     }
+  }
+  if (s.probes.every > 0 && s.probes.prompt_tokens + s.max_tokens > min_ctx) {
+    c.problem("probes.prompt_tokens",
+              fmt::format("{} tokens do not fit num_ctx {} with max_tokens {}",
+                          s.probes.prompt_tokens, min_ctx, s.max_tokens));
   }
   if (s.server.managed() && s.server.kind == ServerKind::llama_server) {
     for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
@@ -404,7 +429,8 @@ json to_json(const Scenario& s) {
           {"max_tokens", s.max_tokens},
           {"warmup", s.warmup},
           {"timeout_s", s.timeout_s},
-          {"unique_first_line", s.unique_first_line}};
+          {"unique_first_line", s.unique_first_line},
+          {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
 }
 
 }  // namespace kvbench::scenario

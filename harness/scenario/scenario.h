@@ -35,6 +35,13 @@ struct Factors {
   std::vector<std::string> cache_type;
 };
 
+// Drift probes: a fixed reference call at the start of each block, after every `every` timed
+// calls, and at the end of the block. every == 0: no probes.
+struct Probes {
+  int every = 0;
+  int prompt_tokens = 256;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -48,7 +55,8 @@ struct Scenario {
   int warmup = 1;                 // discarded calls at the start of each block
   double timeout_s = 600;         // per call
   bool unique_first_line = true;  // false only to demonstrate the prompt-cache trap
-  nlohmann::json resolved;        // the scenario with every default filled in
+  Probes probes;
+  nlohmann::json resolved;  // the scenario with every default filled in
 };
 
 // Parses and validates scenario text (JSON, comments allowed). `source` names the file in

@@ -52,7 +52,7 @@ BootstrapCoefficient summarize_column(const std::vector<Eigen::VectorXd>& estima
 
 }  // namespace
 
-const BootstrapCoefficient& PairsBootstrap::coefficient(std::string_view name) const {
+const BootstrapCoefficient& PairsBootstrap::coefficient(std::string_view name) const& {
   for (const BootstrapCoefficient& c : coefficients) {
     if (c.name == name) {
       return c;

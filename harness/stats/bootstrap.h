@@ -35,7 +35,8 @@ struct PairsBootstrap {
   std::uint64_t seed = 0;
 
   // The named coefficient; throws kvbench::Error if there is none.
-  const BootstrapCoefficient& coefficient(std::string_view name) const;
+  const BootstrapCoefficient& coefficient(std::string_view name) const&;
+  const BootstrapCoefficient& coefficient(std::string_view name) const&& = delete;  // would dangle
 };
 
 // Pairs bootstrap of every coefficient of y = Xβ + ε: `resamples` resamples of the n rows drawn

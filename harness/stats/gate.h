@@ -55,7 +55,7 @@ struct GateResult {
   double slowdown_lower = 0.0;  // L = exp(lo) - 1
   double slowdown_upper = 0.0;  // H = exp(hi) - 1
   double p_fail = 0.0;          // one-sided p of H0: s <= log(1 + margin)
-  double holm_alpha = 0.0;      // level the FAIL test was held to (α for a single metric)
+  double holm_alpha = 0.0;  // level of the FAIL test: α alone; 0 where the Holm step-down stopped
   Verdict verdict = Verdict::inconclusive;
 };
 

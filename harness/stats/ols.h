@@ -72,9 +72,11 @@ struct OlsFit {
 
   // Position of the named coefficient; throws kvbench::Error if there is none.
   std::size_t index_of(std::string_view name) const;
-  const Coefficient& coefficient(std::string_view name) const {
+  // The named coefficient; throws kvbench::Error if there is none.
+  const Coefficient& coefficient(std::string_view name) const& {
     return coefficients[index_of(name)];
   }
+  const Coefficient& coefficient(std::string_view name) const&& = delete;  // would dangle
 };
 
 // Fits y = Xβ + ε by column-pivoted Householder QR. X is n x p (include the intercept column

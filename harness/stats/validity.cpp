@@ -90,6 +90,26 @@ std::vector<ValidityReason> validity_reasons(const ValidityInputs& inputs,
   return out;
 }
 
+namespace {
+
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const ValidityInputs& in) {
+  j = {{"durbin_watson", or_null(in.durbin_watson)},
+       {"durbin_watson_t2", or_null(in.durbin_watson_t2)},
+       {"cv_resid", or_null(in.cv_resid)},
+       {"valid_calls", or_null(in.valid_calls)},
+       {"failed_calls", or_null(in.failed_calls)},
+       {"corr_x_t", or_null(in.corr_x_t)},
+       {"probe_drift", or_null(in.probe_drift)},
+       {"throttled_fraction", or_null(in.throttled_fraction)}};
+}
+
 void to_json(nlohmann::json& j, const ValidityReason& reason) {
   j = {{"rule", reason.rule}, {"message", reason.message}};
 }

@@ -44,6 +44,7 @@ struct ValidityReason {
 std::vector<ValidityReason> validity_reasons(const ValidityInputs& inputs,
                                              const ValidityLimits& limits = {});
 
+void to_json(nlohmann::json& j, const ValidityInputs& inputs);  // missing inputs are null
 void to_json(nlohmann::json& j, const ValidityReason& reason);
 void to_json(nlohmann::json& j, const ValidityLimits& limits);
 

@@ -49,7 +49,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(run["model"]["shape"]["n_layer"], 4);
   EXPECT_TRUE(fs::exists(run_dir / "server-block0.log"));
   const auto calls = read_calls(run_dir);
-  ASSERT_EQ(calls.size(), 13U);
+  ASSERT_EQ(calls.size(), 17U);  // 1 warm-up, 12 timed, 4 probes
   std::map<int, std::vector<double>> ttft;
   for (const auto& c : calls) {
     EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
@@ -63,6 +63,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
     EXPECT_EQ(*c.server.prompt_n + *c.server.cache_n, c.prompt_tokens) << c.seq;
     EXPECT_TRUE(c.flags.empty()) << c.seq;
     EXPECT_EQ(c.client.tokens, 32);
+    EXPECT_EQ(c.client.token_ms.size(), 32U) << "one event per token from a synthetic model";
     if (c.kind == "timed") {
       ttft[c.prompt_tokens].push_back(*c.client.ttft_ms);
     }
@@ -82,6 +83,30 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
   EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 12);
   EXPECT_EQ(summary["run"]["run_id"], run["run_id"]);
+
+  // Effects with CIs and the fitted drift, for every metric; the probes' own drift beside it.
+  EXPECT_THAT(rep.out, HasSubstr("## Effects"));
+  EXPECT_THAT(rep.out, HasSubstr("ms per 1,000 prompt tokens"));
+  EXPECT_THAT(rep.out, HasSubstr("per minute"));
+  const auto& analysis = summary["analysis"];
+  EXPECT_EQ(analysis["timed_ok"], 12);
+  ASSERT_EQ(analysis["models"].size(), 4U);
+  for (const auto& m : analysis["models"]) {
+    const auto& coefs = m["fit"]["linear"]["coefficients"];
+    ASSERT_EQ(coefs.size(), 3U) << m["metric"];  // intercept, prompt_ktokens, t_min
+    EXPECT_EQ(coefs[2]["name"], "t_min");
+    EXPECT_LT(coefs[1]["ci"]["lower"].get<double>(), coefs[1]["ci"]["upper"].get<double>());
+  }
+  // TTFT rises with prompt length: the whole CI of the slope lies above zero.
+  EXPECT_GT(analysis["models"][0]["fit"]["linear"]["coefficients"][1]["ci"]["lower"].get<double>(),
+            0.0);
+  ASSERT_EQ(analysis["probes"].size(), 4U);
+  EXPECT_EQ(analysis["probes"][0]["values"].size(), 4U);
+  // The same files give the same numbers: the report is a pure function of the run folder.
+  const auto again =
+      run_kvbench({"report", run_dir.string(), "--json", (results / "summary2.json").string()});
+  ASSERT_EQ(again.exit_code, 0);
+  EXPECT_EQ(read_json(results / "summary2.json")["analysis"], analysis);
 }
 
 TEST(EndToEnd, RepeatedPromptWithoutNonceIsCaughtReadingFromCache) {

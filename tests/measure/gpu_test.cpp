@@ -8,7 +8,7 @@
 namespace kvbench::measure {
 namespace {
 
-constexpr std::uint64_t kMiB = 1024 * 1024;
+constexpr std::uint64_t kMiB = 1024ULL * 1024;
 
 TEST(ParseComputeApps, PidsAndMemoryInBytes) {
   const auto apps = parse_compute_apps("12345, 1024\n678, [N/A]\n\n  910 ,  3 \r\nnot a line\n");

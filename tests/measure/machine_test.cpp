@@ -1,5 +1,6 @@
 #include "harness/measure/machine.h"
 
+#include <array>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -53,9 +54,9 @@ TEST(ParseLoadavg, ThreeAverages) {
 
 TEST(MachineInfo, DescribesThisMachine) {
   const MachineInfo info = machine_info();
-  char hostname[256] = {};
-  ASSERT_EQ(gethostname(hostname, sizeof hostname - 1), 0);
-  EXPECT_EQ(info.hostname, hostname);
+  std::array<char, 256> hostname{};
+  ASSERT_EQ(gethostname(hostname.data(), hostname.size() - 1), 0);
+  EXPECT_EQ(info.hostname, hostname.data());
   EXPECT_EQ(info.logical_cores, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_GE(info.usable_cores, 1);
   EXPECT_LE(info.usable_cores, info.logical_cores);

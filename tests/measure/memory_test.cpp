@@ -42,9 +42,9 @@ TEST(ParseProcStatus, OldKernelWithoutSplitAndLastLineWithoutNewline) {
   const auto memory = parse_proc_status("VmSize:\t 100 kB\nVmHWM:\t 20 kB\nVmRSS:\t 10 kB");
   ASSERT_TRUE(memory.has_value());
   ProcessMemory expected;
-  expected.rss_bytes = 10 * 1024;
-  expected.peak_rss_bytes = 20 * 1024;
-  expected.virtual_bytes = 100 * 1024;
+  expected.rss_bytes = 10ULL * 1024;
+  expected.peak_rss_bytes = 20ULL * 1024;
+  expected.virtual_bytes = 100ULL * 1024;
   EXPECT_EQ(*memory, expected);
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/core/error.h"
 #include "harness/plan/rng.h"
 
 namespace kvbench::plan {
@@ -121,6 +122,40 @@ TEST(Rng, BelowStaysInRangeAndUnitInUnitInterval) {
     EXPECT_GE(u, 0.0);
     EXPECT_LT(u, 1.0);
   }
+}
+
+}  // namespace
+}  // namespace kvbench::plan
+
+namespace kvbench::plan {
+namespace {
+
+TEST(Plan, ProbesAtStartEveryKAndEnd) {
+  const auto s = scenario::parse_scenario(
+      R"({"name": "p", "factors": {"prompt_tokens": [256, 512, 1024]}, "repeats": 3,
+          "warmup": 1, "probes": {"every": 4, "prompt_tokens": 128}})",
+      "p.json");
+  const auto p = make_plan(s);
+  std::string kinds;
+  for (const auto& c : p.blocks[0].calls) {
+    kinds += c.kind == CallKind::warmup ? 'W' : c.kind == CallKind::probe ? 'P' : 't';
+    if (c.kind == CallKind::probe) {
+      EXPECT_EQ(c.prompt_tokens, 128);
+    }
+  }
+  EXPECT_EQ(kinds, "WPttttPttttPtP");
+  EXPECT_EQ(to_string(CallKind::probe), "probe");
+  EXPECT_EQ(to_string(CallKind::warmup), "warmup");
+  EXPECT_EQ(to_string(CallKind::timed), "timed");
+  EXPECT_EQ(p.timed_count(), 9U);
+}
+
+TEST(Plan, ProbesThatDoNotFitAreRejected) {
+  EXPECT_THROW(scenario::parse_scenario(
+                   R"({"name": "p", "factors": {"prompt_tokens": [256], "num_ctx": 1024},
+                       "probes": {"every": 2, "prompt_tokens": 1000}})",
+                   "p.json"),
+               InputError);
 }
 
 }  // namespace

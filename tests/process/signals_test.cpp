@@ -1,4 +1,4 @@
-// kvbench interrupted or dying must not leave a server behind. Each case forks a helper that
+// kvbench interrupted or dying must not leave a server behind. Each case forks a stand-in that
 // plays kvbench (so handlers and exits do not touch the test process), gives it a child that
 // starts a grandchild in its group (bash -c 'sleep 30 & wait'), and checks that the grandchild
 // dies: only a kill of the whole group reaches it, so these cases fail without the registry.
@@ -23,11 +23,11 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::eventually;
-using testing::finish_helper;
-using testing::fork_helper;
-using testing::Helper;
+using testing::finish_stand_in;
+using testing::fork_stand_in;
 using testing::is_dead;
 using testing::read_int;
+using testing::StandIn;
 using testing::wait_for_group;
 using testing::write_int;
 
@@ -47,28 +47,28 @@ void idle_until(Done done) {
   }
 }
 
-// Starts a helper that installs the handlers, spawns the launcher, reports its pid, then runs
-// `then(child, to_test, from_test)`. Returns the helper and the launcher's grandchild.
 struct Started {
-  Helper helper;
+  StandIn stand_in;
   pid_t grandchild = -1;
 };
 
+// Starts a stand-in that installs the handlers, spawns the launcher, reports its pid, then runs
+// `then(child, to_test, from_test)`. Returns the stand-in and the launcher's grandchild.
 template <typename Then>
 Started start_kvbench_like(Then then) {
-  Helper helper = fork_helper([then](int to_test, int from_test) {
+  StandIn stand_in = fork_stand_in([then](int to_test, int from_test) {
     install_signal_handlers();
     ChildProcess child = spawn_launcher();
     write_int(to_test, child.pid());
     then(child, to_test, from_test);
   });
-  const auto child_pid = read_int(helper.from_helper);
+  const auto child_pid = read_int(stand_in.from_stand_in);
   pid_t grandchild = -1;
   if (child_pid) {
     const auto others = wait_for_group(*child_pid, 2);
     grandchild = others.size() == 1 ? others.front() : -1;
   }
-  return Started{helper, grandchild};
+  return Started{stand_in, grandchild};
 }
 
 TEST(Signals, FirstSigintOnlyRequestsStop) {
@@ -78,12 +78,12 @@ TEST(Signals, FirstSigintOnlyRequestsStop) {
     write_int(to_test, as_expected ? 1 : 0);
     child.stop(milliseconds{5000});
   });
-  Helper& helper = started.helper;
+  StandIn& stand_in = started.stand_in;
   const pid_t grandchild = started.grandchild;
   ASSERT_GT(grandchild, 0);
-  kill(helper.pid, SIGINT);
-  EXPECT_EQ(read_int(helper.from_helper), 1);
-  const int status = finish_helper(helper);
+  kill(stand_in.pid, SIGINT);
+  EXPECT_EQ(read_int(stand_in.from_stand_in), 1);
+  const int status = finish_stand_in(stand_in);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_TRUE(eventually([&] { return is_dead(grandchild); }));
 }
@@ -94,14 +94,14 @@ TEST(Signals, SecondSigintKillsChildrenAndExits130) {
     write_int(to_test, 1);
     idle_until([] { return false; });  // a run loop that does not get to stop its server
   });
-  Helper& helper = started.helper;
+  StandIn& stand_in = started.stand_in;
   const pid_t grandchild = started.grandchild;
   ASSERT_GT(grandchild, 0);
-  kill(helper.pid, SIGINT);
+  kill(stand_in.pid, SIGINT);
   // The first signal must be handled before the second is sent, or the two would merge.
-  ASSERT_EQ(read_int(helper.from_helper), 1);
-  kill(helper.pid, SIGINT);
-  const int status = finish_helper(helper);
+  ASSERT_EQ(read_int(stand_in.from_stand_in), 1);
+  kill(stand_in.pid, SIGINT);
+  const int status = finish_stand_in(stand_in);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
   EXPECT_TRUE(eventually([&] { return is_dead(grandchild); }));
 }
@@ -111,11 +111,11 @@ TEST(Signals, ExitWithoutUnwindingKillsChildren) {
     read_int(from_test);
     std::exit(7);  // skips the ChildProcess destructor; the atexit hook remains
   });
-  Helper& helper = started.helper;
+  StandIn& stand_in = started.stand_in;
   const pid_t grandchild = started.grandchild;
   ASSERT_GT(grandchild, 0);
-  write_int(helper.to_helper, 1);
-  const int status = finish_helper(helper);
+  write_int(stand_in.to_stand_in, 1);
+  const int status = finish_stand_in(stand_in);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7) << status;
   EXPECT_TRUE(eventually([&] { return is_dead(grandchild); }));
 }
@@ -125,11 +125,11 @@ TEST(Signals, TerminateKillsChildren) {
     read_int(from_test);
     std::terminate();
   });
-  Helper& helper = started.helper;
+  StandIn& stand_in = started.stand_in;
   const pid_t grandchild = started.grandchild;
   ASSERT_GT(grandchild, 0);
-  write_int(helper.to_helper, 1);
-  const int status = finish_helper(helper);
+  write_int(stand_in.to_stand_in, 1);
+  const int status = finish_stand_in(stand_in);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
   EXPECT_TRUE(eventually([&] { return is_dead(grandchild); }));
 }
@@ -140,26 +140,26 @@ TEST(Signals, FatalSignalKillsChildren) {
     read_int(from_test);
     raise(SIGILL);
   });
-  Helper& helper = started.helper;
+  StandIn& stand_in = started.stand_in;
   const pid_t grandchild = started.grandchild;
   ASSERT_GT(grandchild, 0);
-  write_int(helper.to_helper, 1);
-  const int status = finish_helper(helper);
+  write_int(stand_in.to_stand_in, 1);
+  const int status = finish_stand_in(stand_in);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGILL) << status;
   EXPECT_TRUE(eventually([&] { return is_dead(grandchild); }));
 }
 
 TEST(Signals, ParentDeathKillsTheChild) {
   // No handlers, no destructor, no atexit: only the kernel's parent-death signal is left.
-  Helper helper = fork_helper([](int to_test, int) {
+  StandIn stand_in = fork_stand_in([](int to_test, int) {
     SpawnSpec spec;
     spec.argv = {"sleep", "30"};
     ChildProcess child = ChildProcess::spawn(spec);
     write_int(to_test, child.pid());
     _exit(0);
   });
-  const auto child_pid = read_int(helper.from_helper);
-  finish_helper(helper);
+  const auto child_pid = read_int(stand_in.from_stand_in);
+  finish_stand_in(stand_in);
   ASSERT_TRUE(child_pid.has_value());
   EXPECT_TRUE(eventually([&] { return is_dead(*child_pid); }));
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Helpers for the process tests: looking processes up in /proc, bounded polling, scratch files,
-// and forked helper processes that act as a kvbench which gets interrupted or dies.
+// StandIns for the process tests: looking processes up in /proc, bounded polling, scratch files,
+// and forked stand-in processes that act as a kvbench which gets interrupted or dies.
 
 #include <chrono>
 #include <csignal>
@@ -81,12 +81,12 @@ bool eventually(Done done) {
   return true;
 }
 
-// The other members of `leader`'s group once it has `count` live members in all (bounded wait).
-inline std::vector<pid_t> wait_for_group(pid_t leader, size_t count) {
+// The other members of `first`'s group once it has `count` live members in all (bounded wait).
+inline std::vector<pid_t> wait_for_group(pid_t first, size_t count) {
   std::vector<pid_t> others;
-  eventually([&] { return live_group_members(leader).size() == count; });
-  for (pid_t pid : live_group_members(leader)) {
-    if (pid != leader) {
+  eventually([&] { return live_group_members(first).size() == count; });
+  for (pid_t pid : live_group_members(first)) {
+    if (pid != first) {
       others.push_back(pid);
     }
   }
@@ -122,17 +122,17 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A forked helper process with a pipe from it (`to_test`) and one to it (`to_helper`).
-struct Helper {
+// A forked stand-in process with a pipe from it and one to it.
+struct StandIn {
   pid_t pid = -1;
-  int from_helper = -1;  // test reads
-  int to_helper = -1;    // test writes
+  int from_stand_in = -1;  // test reads
+  int to_stand_in = -1;    // test writes
 };
 
-// Forks; the helper runs body(int write_fd, int read_fd) and then _exit(0) (exit code 99 if the
-// body throws). The test's stdio buffers are flushed first so the helper cannot repeat them.
+// Forks; the stand-in runs body(int write_fd, int read_fd) and then _exit(0) (exit code 99 if the
+// body throws). The test's stdio buffers are flushed first so the stand-in cannot repeat them.
 template <typename Body>
-Helper fork_helper(Body body) {
+StandIn fork_stand_in(Body body) {
   int up[2];
   int down[2];
   if (pipe(up) != 0 || pipe(down) != 0) {
@@ -152,10 +152,10 @@ Helper fork_helper(Body body) {
   }
   close(up[1]);
   close(down[0]);
-  return Helper{pid, up[0], down[1]};
+  return StandIn{pid, up[0], down[1]};
 }
 
-// Reads one int the helper wrote, waiting at most kBound; nullopt on timeout or end of file.
+// Reads one int the stand-in wrote, waiting at most kBound; nullopt on timeout or end of file.
 inline std::optional<int> read_int(int fd) {
   pollfd p{fd, POLLIN, 0};
   if (poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kBound).count())) != 1) {
@@ -171,16 +171,16 @@ inline void write_int(int fd, int value) {
   [[maybe_unused]] const ssize_t n = write(fd, &value, sizeof value);
 }
 
-// Waits for the helper to end (bounded: SIGKILLed after kBound) and returns its wait status.
-inline int finish_helper(Helper& helper) {
+// Waits for the stand-in to end (bounded: SIGKILLed after kBound) and returns its wait status.
+inline int finish_stand_in(StandIn& stand_in) {
   int status = 0;
-  if (!eventually([&] { return waitpid(helper.pid, &status, WNOHANG) == helper.pid; })) {
-    kill(helper.pid, SIGKILL);
-    waitpid(helper.pid, &status, 0);
+  if (!eventually([&] { return waitpid(stand_in.pid, &status, WNOHANG) == stand_in.pid; })) {
+    kill(stand_in.pid, SIGKILL);
+    waitpid(stand_in.pid, &status, 0);
     status = -1;
   }
-  close(helper.from_helper);
-  close(helper.to_helper);
+  close(stand_in.from_stand_in);
+  close(stand_in.to_stand_in);
   return status;
 }
 

@@ -64,7 +64,8 @@ EffectStats simulate_effect(bool sorted_by_prompt, bool time_term, std::uint64_t
     if (time_term) {
       names.emplace_back("t_min");
     }
-    const Coefficient& b1 = fit_ols(design, y, names, {.vif = false}).coefficient("prompt_k");
+    const OlsFit fit = fit_ols(design, y, names, {.vif = false});
+    const Coefficient& b1 = fit.coefficient("prompt_k");
     covered += (b1.ci.lower <= kEffect && kEffect <= b1.ci.upper) ? 1 : 0;
     sum += b1.estimate;
   }

@@ -99,6 +99,11 @@ TEST(Validity, CustomLimitsAndJson) {
   const nlohmann::json j = r;
   EXPECT_EQ(j.at(0).at("rule"), "cv_resid");
   EXPECT_DOUBLE_EQ(nlohmann::json(limits).at("max_cv_resid").get<double>(), 0.01);
+  ValidityInputs in;
+  in.valid_calls = 12;
+  const nlohmann::json inputs = in;
+  EXPECT_EQ(inputs.at("valid_calls"), 12);
+  EXPECT_TRUE(inputs.at("cv_resid").is_null());
 }
 
 }  // namespace

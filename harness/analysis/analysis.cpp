@@ -1,0 +1,277 @@
+#include "harness/analysis/analysis.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+
+namespace kvbench::analysis {
+
+using nlohmann::json;
+
+const std::vector<Metric>& metrics() {
+  static const std::vector<Metric> kMetrics = {
+      {"ttft_ms", "TTFT", "ms", stats::Better::lower,
+       [](const CallRecord& r) { return r.client.ttft_ms; }},
+      {"server_prompt_ms", "server prompt time", "ms", stats::Better::lower,
+       [](const CallRecord& r) { return r.server.prompt_ms; }},
+      {"decode_tps", "decode rate", "tok/s", stats::Better::higher,
+       [](const CallRecord& r) { return r.client.decode_tps; }},
+      {"server_decode_tps", "server decode rate", "tok/s", stats::Better::higher,
+       [](const CallRecord& r) { return r.server.decode_tps; }},
+  };
+  return kMetrics;
+}
+
+double elapsed_minutes(const CallRecord& r, double first_start_s) {
+  return (r.t_start_s - first_start_s) / 60.0;
+}
+
+namespace {
+
+bool measured(const CallRecord& r) {
+  return r.kind == "timed" || r.kind == "probe";
+}
+
+std::vector<ConditionStats> describe_conditions(const std::vector<const CallRecord*>& timed,
+                                                std::uint64_t seed) {
+  std::map<std::tuple<int, std::string, int>, std::vector<const CallRecord*>> groups;
+  for (const auto* r : timed) {
+    groups[{r->num_ctx, r->cache_type, r->prompt_tokens}].push_back(r);
+  }
+  std::vector<ConditionStats> out;
+  for (const auto& [key, rs] : groups) {
+    ConditionStats c;
+    std::tie(c.num_ctx, c.cache_type, c.prompt_tokens) = key;
+    for (const auto& m : metrics()) {
+      std::vector<double> v;
+      for (const auto* r : rs) {
+        if (auto x = m.value(*r)) {
+          v.push_back(*x);
+        }
+      }
+      if (v.empty()) {
+        continue;
+      }
+      stats::SummaryOptions o;
+      o.seed = seed;
+      o.better = m.better;
+      c.metrics.emplace_back(m.key, stats::summarize(v, o));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+template <typename F>
+std::size_t distinct(const std::vector<const CallRecord*>& rs, F&& key) {
+  std::set<decltype(key(*rs.front()))> s;
+  for (const auto* r : rs) {
+    s.insert(key(*r));
+  }
+  return s.size();
+}
+
+struct Design {
+  stats::ModelSpec spec;
+  std::vector<stats::ModelRow> rows;
+};
+
+Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, double t0) {
+  Design d;
+  const bool vary_prompt = distinct(timed, [](const CallRecord& r) { return r.prompt_tokens; }) > 1;
+  const bool vary_ctx = distinct(timed, [](const CallRecord& r) { return r.num_ctx; }) > 1;
+  const bool vary_kv = distinct(timed, [](const CallRecord& r) { return r.cache_type; }) > 1;
+  if (vary_prompt) {
+    d.spec.numeric.emplace_back("prompt_ktokens");
+  }
+  if (vary_ctx) {
+    d.spec.numeric.emplace_back("num_ctx_k");
+  }
+  if (vary_kv) {
+    d.spec.categorical.push_back({"cache_type", "f16"});
+  }
+  for (const auto* r : timed) {
+    const auto v = m.value(*r);
+    if (!v) {
+      continue;
+    }
+    stats::ModelRow row;
+    if (vary_prompt) {
+      row.numeric.push_back(r->prompt_tokens / 1000.0);
+    }
+    if (vary_ctx) {
+      row.numeric.push_back(r->num_ctx / 1000.0);
+    }
+    if (vary_kv) {
+      row.categorical.push_back(r->cache_type);
+    }
+    row.elapsed_min = elapsed_minutes(*r, t0);
+    row.value = *v;
+    d.rows.push_back(std::move(row));
+  }
+  return d;
+}
+
+MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
+                       const stats::ValidityInputs& shared) {
+  MetricModel out;
+  out.metric = m.key;
+  Design d = design_for(m, timed, t0);
+  out.numeric = d.spec.numeric;
+  for (const auto& c : d.spec.categorical) {
+    out.categorical.push_back(c.name);
+  }
+  out.n = d.rows.size();
+  const std::size_t params = 2 + d.spec.numeric.size() + (d.spec.categorical.empty() ? 0 : 1);
+  if (out.n < params + 2) {
+    out.error = fmt::format("{} calls are too few for a model with {} terms", out.n, params);
+    return out;
+  }
+  try {
+    out.fit = stats::fit_model(d.spec, d.rows);
+    auto design = stats::build_design(d.spec, d.rows, false);
+    out.huber = stats::fit_huber(design.x, design.y, design.names);
+    stats::ValidityInputs in = shared;
+    in.durbin_watson = out.fit->linear.durbin_watson;
+    if (*in.durbin_watson < 1.0) {
+      stats::ModelSpec t2 = d.spec;
+      t2.time_squared = true;
+      out.durbin_watson_t2 = stats::fit_model(t2, d.rows).linear.durbin_watson;
+      in.durbin_watson_t2 = out.durbin_watson_t2;
+    }
+    in.cv_resid = out.fit->linear.cv_resid;
+    in.valid_calls = out.n;
+    out.validity = stats::validity_reasons(in);
+  } catch (const Error& e) {
+    out.fit.reset();
+    out.huber.reset();
+    out.error = e.what();
+  }
+  return out;
+}
+
+ProbeDrift probe_drift(const Metric& m, const std::vector<const CallRecord*>& probes, double t0) {
+  ProbeDrift p;
+  p.metric = m.key;
+  for (const auto* r : probes) {
+    if (auto v = m.value(*r)) {
+      p.t_min.push_back(elapsed_minutes(*r, t0));
+      p.values.push_back(*v);
+    }
+  }
+  if (p.values.size() >= 3) {
+    p.fit = stats::theil_sen(p.t_min, p.values);
+    p.relative_drift = stats::relative_drift(*p.fit, p.t_min.front(), p.t_min.back());
+  }
+  return p;
+}
+
+}  // namespace
+
+Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed) {
+  Analysis a;
+  std::vector<const CallRecord*> timed;
+  std::vector<const CallRecord*> probes;
+  double t0 = std::numeric_limits<double>::infinity();
+  for (const auto& r : calls) {
+    if (!measured(r)) {
+      continue;
+    }
+    t0 = std::min(t0, r.t_start_s);
+    if (!r.ok()) {
+      a.timed_failed += r.kind == "timed" ? 1 : 0;
+      continue;
+    }
+    (r.kind == "timed" ? timed : probes).push_back(&r);
+  }
+  a.timed_ok = timed.size();
+  if (timed.empty()) {
+    return a;
+  }
+  a.conditions = describe_conditions(timed, seed);
+  stats::ValidityInputs shared;
+  shared.failed_calls = a.timed_failed;
+  if (distinct(timed, [](const CallRecord& r) { return r.prompt_tokens; }) > 1) {
+    std::vector<double> x;
+    std::vector<double> t;
+    for (const auto* r : timed) {
+      x.push_back(r->prompt_tokens);
+      t.push_back(elapsed_minutes(*r, t0));
+    }
+    a.corr_prompt_time = stats::pearson_correlation(x, t);
+    shared.corr_x_t = a.corr_prompt_time;
+  }
+  for (const auto& m : metrics()) {
+    ProbeDrift p = probe_drift(m, probes, t0);
+    stats::ValidityInputs in = shared;
+    in.probe_drift = p.relative_drift;
+    a.models.push_back(fit_metric(m, timed, t0, in));
+    if (!p.values.empty()) {
+      a.probes.push_back(std::move(p));
+    }
+  }
+  a.unstable = std::any_of(a.models.begin(), a.models.end(),
+                           [](const MetricModel& m) { return !m.validity.empty(); });
+  return a;
+}
+
+void to_json(json& j, const MetricModel& m) {
+  j = {{"metric", m.metric},
+       {"numeric", m.numeric},
+       {"categorical", m.categorical},
+       {"n", m.n},
+       {"validity", m.validity}};
+  if (m.fit) {
+    j["fit"] = *m.fit;
+  }
+  if (m.huber) {
+    j["huber"] = *m.huber;
+  }
+  if (m.durbin_watson_t2) {
+    j["durbin_watson_t2"] = *m.durbin_watson_t2;
+  }
+  if (!m.error.empty()) {
+    j["error"] = m.error;
+  }
+}
+
+void to_json(json& j, const ProbeDrift& p) {
+  j = {{"metric", p.metric}, {"t_min", p.t_min}, {"values", p.values}};
+  if (p.fit) {
+    j["theil_sen"] = *p.fit;
+  }
+  if (p.relative_drift) {
+    j["relative_drift"] = *p.relative_drift;
+  }
+}
+
+void to_json(json& j, const Analysis& a) {
+  json conds = json::array();
+  for (const auto& c : a.conditions) {
+    json ms = json::object();
+    for (const auto& [k, s] : c.metrics) {
+      ms[k] = s;
+    }
+    conds.push_back({{"num_ctx", c.num_ctx},
+                     {"cache_type", c.cache_type},
+                     {"prompt_tokens", c.prompt_tokens},
+                     {"metrics", ms}});
+  }
+  j = {{"conditions", conds},
+       {"models", a.models},
+       {"probes", a.probes},
+       {"timed_ok", a.timed_ok},
+       {"timed_failed", a.timed_failed},
+       {"unstable", a.unstable}};
+  if (a.corr_prompt_time) {
+    j["corr_prompt_time"] = *a.corr_prompt_time;
+  }
+}
+
+}  // namespace kvbench::analysis

@@ -1,0 +1,80 @@
+#pragma once
+// From call records to numbers with uncertainty (statistics.md): descriptive statistics per
+// condition and metric, the drift-aware regression of each metric on the factors and elapsed
+// time, drift probes with a Theil-Sen slope, and the validity rules. Pure: records in, results
+// out; the report renders them.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+#include "harness/stats/descriptive.h"
+#include "harness/stats/model.h"
+#include "harness/stats/robust.h"
+#include "harness/stats/validity.h"
+
+namespace kvbench::analysis {
+
+struct Metric {
+  std::string key;    // "ttft_ms", ...
+  std::string label;  // "TTFT"
+  std::string unit;   // "ms"
+  stats::Better better;
+  std::function<std::optional<double>(const CallRecord&)> value;
+};
+
+// Client TTFT, server prompt time, client and server decode rate.
+const std::vector<Metric>& metrics();
+
+// Elapsed minutes of each call since the first timed (or probe) call of the run.
+double elapsed_minutes(const CallRecord& r, double first_start_s);
+
+struct ConditionStats {
+  int num_ctx = 0;
+  std::string cache_type;
+  int prompt_tokens = 0;
+  std::vector<std::pair<std::string, stats::Summary>> metrics;  // metric key -> summary
+};
+
+struct MetricModel {
+  std::string metric;
+  std::vector<std::string> numeric;      // predictors besides time: "prompt_ktokens", "num_ctx_k"
+  std::vector<std::string> categorical;  // "cache_type" when it varies
+  std::size_t n = 0;
+  std::optional<stats::ModelFit> fit;      // absent when the model could not be fitted
+  std::optional<stats::HuberFit> huber;    // the linear model refitted robustly
+  std::optional<double> durbin_watson_t2;  // refit with a t² term, when DW < 1
+  std::vector<stats::ValidityReason> validity;
+  std::string error;  // why there is no fit
+};
+
+struct ProbeDrift {
+  std::string metric;
+  std::vector<double> t_min;
+  std::vector<double> values;
+  std::optional<stats::TheilSenFit> fit;  // needs 3 probes or more
+  std::optional<double> relative_drift;   // over the run, as a fraction of the level at start
+};
+
+struct Analysis {
+  std::vector<ConditionStats> conditions;
+  std::vector<MetricModel> models;
+  std::vector<ProbeDrift> probes;
+  std::optional<double> corr_prompt_time;  // correlation of prompt length with elapsed time
+  std::size_t timed_ok = 0;
+  std::size_t timed_failed = 0;
+  bool unstable = false;  // any model has a validity reason
+};
+
+// Analyses the timed calls (and probes) of a run; `seed` drives every bootstrap.
+Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed = 1);
+
+void to_json(nlohmann::json& j, const MetricModel& m);
+void to_json(nlohmann::json& j, const ProbeDrift& p);
+void to_json(nlohmann::json& j, const Analysis& a);
+
+}  // namespace kvbench::analysis

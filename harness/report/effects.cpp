@@ -1,0 +1,200 @@
+#include "harness/report/effects.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kvbench::report {
+
+namespace {
+
+using analysis::Analysis;
+using analysis::MetricModel;
+
+const analysis::Metric& metric_of(const std::string& key) {
+  for (const auto& m : analysis::metrics()) {
+    if (m.key == key) {
+      return m;
+    }
+  }
+  return analysis::metrics().front();
+}
+
+std::string signed_ci(const stats::Coefficient& c, int precision) {
+  return fmt::format("{:+.{}f} [95% CI {:+.{}f}, {:+.{}f}]", c.estimate, precision, c.ci.lower,
+                     precision, c.ci.upper, precision);
+}
+
+std::string percent_ci(const stats::RelativeEffect& e) {
+  return fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", 100 * e.relative, 100 * e.ci.lower,
+                     100 * e.ci.upper);
+}
+
+const stats::RelativeEffect* relative(const stats::ModelFit& fit, const std::string& name) {
+  for (const auto& e : fit.relative_effects) {
+    if (e.name == name) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+std::string per_unit(const std::string& term) {
+  if (term == "prompt_ktokens") {
+    return "per 1,000 prompt tokens";
+  }
+  if (term == "num_ctx_k") {
+    return "per 1,000 tokens of num_ctx";
+  }
+  return "for " + term;
+}
+
+int precision_for(const std::string& unit) {
+  return unit == "ms" ? 1 : 2;
+}
+
+void write_effect_line(std::ostream& out, const MetricModel& m) {
+  const auto& metric = metric_of(m.metric);
+  if (!m.fit) {
+    out << fmt::format("- **{}**: no model ({})\n", metric.label, m.error);
+    return;
+  }
+  const auto& lin = m.fit->linear;
+  const int pr = precision_for(metric.unit);
+  std::string line = fmt::format("- **{}**:", metric.label);
+  for (const auto& term : m.numeric) {
+    const auto& c = lin.coefficient(term);
+    line += fmt::format(" {} {} {}", signed_ci(c, pr), metric.unit, per_unit(term));
+    if (const auto* e = relative(*m.fit, term)) {
+      line += fmt::format(" ({} relative)", percent_ci(*e));
+    }
+    line += ";";
+  }
+  for (const auto& d : m.fit->dummies) {
+    for (const auto& level : d.levels) {
+      const std::string name = d.factor + "=" + level;
+      line += fmt::format(" {} against {}: {} {}", name, d.reference,
+                          signed_ci(lin.coefficient(name), pr), metric.unit);
+      if (const auto* e = relative(*m.fit, name)) {
+        line += fmt::format(" ({} relative)", percent_ci(*e));
+      }
+      line += ";";
+    }
+  }
+  const auto& b0 = lin.coefficient(stats::kInterceptName);
+  line += fmt::format(" from {:.{}f} {} at 0 tokens", b0.estimate, pr, metric.unit);
+  const auto& drift = lin.coefficient(stats::kTimeName);
+  line += fmt::format("; drift {} {} per minute", signed_ci(drift, pr + 1), metric.unit);
+  out << line << ".\n";
+}
+
+void write_diagnostics(std::ostream& out, const Analysis& a) {
+  out << "\n### Diagnostics\n\n";
+  out << "| metric | n | R² | adj R² | residual SE | CV resid | Durbin-Watson | VIF prompt | "
+         "|r|>3 | Cook's D > 4/n | Huber differs | validity |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& m : a.models) {
+    if (!m.fit) {
+      continue;
+    }
+    const auto& l = m.fit->linear;
+    std::string vif = "-";
+    if (!m.numeric.empty()) {
+      vif = fmt::format("{:.2f}", l.coefficient(m.numeric.front()).vif);
+    }
+    std::string validity = m.validity.empty() ? "ok" : "";
+    for (const auto& v : m.validity) {
+      validity += (validity.empty() ? "" : "; ") + v.message;
+    }
+    std::string dw = fmt::format("{:.2f}", l.durbin_watson);
+    if (m.durbin_watson_t2) {
+      dw += fmt::format(" ({:.2f} with t²)", *m.durbin_watson_t2);
+    }
+    out << fmt::format(
+        "| {} | {} | {:.3f} | {:.3f} | {:.3g} | {:.1f}% | {} | {} | {} | {} | {} | {} "
+        "|\n",
+        m.metric, l.n, l.r_squared, l.adj_r_squared, l.residual_se, 100 * l.cv_resid, dw, vif,
+        l.studentized_flags.size(), l.cooks_flags.size(),
+        m.huber && m.huber->any_differs_from_ols ? "yes" : "no", validity);
+  }
+}
+
+void write_probes(std::ostream& out, const Analysis& a) {
+  if (a.probes.empty()) {
+    return;
+  }
+  out << "\n### Drift probes\n\n";
+  out << "A fixed reference call at the start of each block, every few calls and at the end. "
+         "Theil-Sen slope over elapsed minutes, beside the drift term of the model fit.\n\n";
+  out << "| metric | probes | Theil-Sen slope per minute [95% CI] | drift over the run | fitted "
+         "drift per minute |\n|---|---:|---|---:|---|\n";
+  for (const auto& p : a.probes) {
+    std::string slope = "-";
+    std::string rel = "-";
+    if (p.fit) {
+      slope = fmt::format("{:+.4g} [{:+.4g}, {:+.4g}]", p.fit->slope, p.fit->slope_ci.lower,
+                          p.fit->slope_ci.upper);
+    }
+    if (p.relative_drift) {
+      rel = fmt::format("{:+.1f}%", 100 * *p.relative_drift);
+    }
+    std::string fitted = "-";
+    for (const auto& m : a.models) {
+      if (m.metric == p.metric && m.fit) {
+        const auto& c = m.fit->linear.coefficient(stats::kTimeName);
+        fitted = fmt::format("{:+.4g} [{:+.4g}, {:+.4g}]", c.estimate, c.ci.lower, c.ci.upper);
+      }
+    }
+    out << fmt::format("| {} | {} | {} | {} | {} |\n", p.metric, p.values.size(), slope, rel,
+                       fitted);
+  }
+}
+
+void write_descriptive(std::ostream& out, const Analysis& a) {
+  out << "\n### Descriptive statistics\n\nMedian [95% bootstrap CI], mean ± sd, CV; outliers are "
+         "flagged (Tukey fences, modified z > 10), never dropped.\n\n";
+  out << "| num_ctx | cache | prompt tokens | metric | n | median [95% CI] | mean ± sd | CV | "
+         "p05-p95 | outliers | slow first |\n|---:|---|---:|---|---:|---|---|---:|---|---:|---|\n";
+  for (const auto& c : a.conditions) {
+    for (const auto& [key, s] : c.metrics) {
+      const int pr = precision_for(metric_of(key).unit);
+      out << fmt::format(
+          "| {} | {} | {} | {} | {} | {:.{}f} [{:.{}f}, {:.{}f}] | {:.{}f} ± {:.{}f} | {:.1f}% | "
+          "{:.{}f}-{:.{}f} | {} | {} |\n",
+          c.num_ctx, c.cache_type, c.prompt_tokens, key, s.n, s.median, pr, s.median_ci.lower, pr,
+          s.median_ci.upper, pr, s.mean, pr, std::isnan(s.sd) ? 0.0 : s.sd, pr,
+          std::isnan(s.cv) ? 0.0 : 100 * s.cv, s.p05, pr, s.p95, pr, s.outliers.size(),
+          s.slow_first ? "yes" : "no");
+    }
+  }
+}
+
+}  // namespace
+
+void write_effects_markdown(std::ostream& out, const Analysis& a) {
+  out << "\n## Effects\n\n";
+  if (a.models.empty()) {
+    out << "No timed call succeeded: nothing to fit.\n";
+    return;
+  }
+  out << "Ordinary least squares of each metric on the factors that vary and on elapsed "
+         "minutes since the first timed call (the drift term), over the shuffled calls; "
+         "relative effects from the same model on the log scale.\n\n";
+  for (const auto& m : a.models) {
+    write_effect_line(out, m);
+  }
+  if (a.corr_prompt_time) {
+    out << fmt::format(
+        "\nCorrelation of prompt length with elapsed time: {:+.2f} (shuffling "
+        "keeps it near 0).\n",
+        *a.corr_prompt_time);
+  }
+  out << (a.unstable ? "\n**The run is marked unstable** (see validity below): read the effects "
+                       "with care.\n"
+                     : "\nThe validity rules found nothing to object to.\n");
+  write_probes(out, a);
+  write_diagnostics(out, a);
+  write_descriptive(out, a);
+}
+
+}  // namespace kvbench::report
