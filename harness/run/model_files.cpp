@@ -62,7 +62,7 @@ nlohmann::json describe_model_file(const std::string& path) {
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   if (ec) {
-    throw InputError(fmt::format("model file {}: {}", path, ec.message()));
+    throw InputError(fmt::format("server.model: model file {}: {}", path, ec.message()));
   }
   const gguf::GgufHeader header = gguf::read_gguf_header(path);
   nlohmann::json j = {{"path", fs::absolute(path).string()}, {"file_bytes", size}};

@@ -48,7 +48,8 @@ std::string find_llama_server(const std::string& explicit_path) {
       return p->string();
     }
     throw InputError(
-        fmt::format("llama-server binary '{}' does not exist or is not executable", explicit_path));
+        fmt::format("server.binary: llama-server binary '{}' does not exist or is not executable",
+                    explicit_path));
   }
   if (const char* env = std::getenv("KVBENCH_LLAMA_SERVER"); env != nullptr && *env != '\0') {
     if (usable(env)) {
@@ -139,14 +140,22 @@ class Runner {
 };
 
 void Runner::prepare() {
-  api_key_ = api_key_from(s_.server);
+  try {
+    api_key_ = api_key_from(s_.server);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", s_.source, e.what()));
+  }
   json server = {{"kind", scenario::to_string(s_.server.kind)},
                  {"mode", s_.server.managed() ? "managed" : "attached"}};
   json model = {{"name", s_.server.model}};
   if (s_.server.managed()) {
-    binary_ = find_llama_server(s_.server.binary);
-    const fs::path models = o_.models_dir.empty() ? default_models_dir() : o_.models_dir;
-    model_path_ = resolve_model(s_.server.model, models);
+    try {
+      binary_ = find_llama_server(s_.server.binary);
+      const fs::path models = o_.models_dir.empty() ? default_models_dir() : o_.models_dir;
+      model_path_ = resolve_model(s_.server.model, models);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", s_.source, e.what()));
+    }
     const auto version = process::run_capture({binary_, "--version"}, std::chrono::seconds(30));
     server["binary"] = binary_;
     server["version"] = version.stdout_text + version.stderr_text;

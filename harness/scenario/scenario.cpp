@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/scenario/locate.h"
 #include "harness/scenario/suggest.h"
 
 namespace kvbench::scenario {
@@ -34,10 +35,13 @@ constexpr int kMaxCtx = 1 << 21;
 // Collects every problem with its path, then throws them together.
 class Checker {
  public:
-  explicit Checker(std::string source) : source_(std::move(source)) {}
+  Checker(std::string source, std::string_view text)
+      : source_(std::move(source)), lines_(value_lines(text)) {}
+  // "<file>:<line>: <path>: <what>"; the line is that of the value at `path`, or of its nearest
+  // enclosing value when the path is missing.
   void problem(const std::string& path, const std::string& what) {
-    problems_.push_back(
-        fmt::format("{}: {}: {}", source_, path.empty() ? "(top level)" : path, what));
+    problems_.push_back(fmt::format("{}{}: {}: {}", source_, line_suffix(path),
+                                    path.empty() ? "(top level)" : path, what));
   }
   void throw_if_any() const {
     if (!problems_.empty()) {
@@ -108,7 +112,21 @@ class Checker {
   }
 
  private:
+  std::string line_suffix(std::string_view path) const {
+    while (true) {
+      if (auto it = lines_.find(std::string(path)); it != lines_.end()) {
+        return fmt::format(":{}", it->second);
+      }
+      if (path.empty()) {
+        return {};
+      }
+      const auto cut = path.find_last_of(".[");
+      path = cut == std::string_view::npos ? std::string_view() : path.substr(0, cut);
+    }
+  }
+
   std::string source_;
+  std::map<std::string, int> lines_;
   std::vector<std::string> problems_;
 };
 
@@ -375,7 +393,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
-  Checker c(source);
+  Checker c(source, text);
   if (!doc.is_object()) {
     c.problem("", fmt::format("expected a JSON object, got {}", Checker::describe(doc)));
     c.throw_if_any();

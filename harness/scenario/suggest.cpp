@@ -23,7 +23,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
-  std::size_t best_d = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
+  std::size_t best_d = std::min<std::size_t>(3, std::max<std::size_t>(2, word.size() / 3));
   bool found = false;
   for (const auto& c : candidates) {
     const std::size_t d = edit_distance(word, c);

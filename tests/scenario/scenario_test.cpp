@@ -60,7 +60,7 @@ TEST(Scenario, SingleValuesAreOneLevelFactors) {
 TEST(Scenario, PromptThatDoesNotFitNamesPathAndNumbers) {
   EXPECT_EQ(error_of(R"({"name": "x", "max_tokens": 32,
       "factors": {"prompt_tokens": [256, 1024, 8192], "num_ctx": [8192]}})"),
-            "s.json: factors.prompt_tokens[2]: 8192 tokens do not fit num_ctx 8192 with "
+            "s.json:2: factors.prompt_tokens[2]: 8192 tokens do not fit num_ctx 8192 with "
             "max_tokens 32");
 }
 
@@ -71,12 +71,12 @@ TEST(Scenario, NotJsonIsAnInputError) {
 
 TEST(Scenario, UnknownKeysSuggestTheNearestKnownKey) {
   EXPECT_THAT(error_of(R"({"name": "x", "repeat": 3, "factors": {"prompt_tokens": [1]}})"),
-              HasSubstr("s.json: repeat: unknown key (did you mean 'repeats'?)"));
+              HasSubstr("s.json:1: repeat: unknown key (did you mean 'repeats'?)"));
   EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [1], "numctx": [2048]}})"),
               HasSubstr("factors.numctx: unknown key (did you mean 'num_ctx'?)"));
   const std::string e =
       error_of(R"({"name": "x", "zzzzzzzz": 1, "factors": {"prompt_tokens": [1]}})");
-  EXPECT_THAT(e, HasSubstr("s.json: zzzzzzzz: unknown key"));
+  EXPECT_THAT(e, HasSubstr("s.json:1: zzzzzzzz: unknown key"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("did you mean")));
 }
 
@@ -160,6 +160,45 @@ TEST(Suggest, EditDistanceAndNearest) {
   EXPECT_EQ(edit_distance("", "abc"), 3U);
   EXPECT_EQ(nearest("repeat", {"repeats", "seed"}), "repeats");
   EXPECT_EQ(nearest("xyz", {"repeats", "seed"}), "");
+}
+
+}  // namespace
+}  // namespace kvbench::scenario
+
+#include "harness/scenario/locate.h"
+
+namespace kvbench::scenario {
+namespace {
+
+TEST(Locate, LinesOfEveryValueWithCommentsAndStrings) {
+  const auto lines = value_lines(R"({
+  // a comment with "quotes" and [brackets]
+  "name": "a \" tricky } string",
+  "factors": {
+    "prompt_tokens": [256,
+       1024, /* inline */ 4096]
+  }
+})");
+  EXPECT_EQ(lines.at(""), 1);
+  EXPECT_EQ(lines.at("name"), 3);
+  EXPECT_EQ(lines.at("factors"), 4);
+  EXPECT_EQ(lines.at("factors.prompt_tokens"), 5);
+  EXPECT_EQ(lines.at("factors.prompt_tokens[0]"), 5);
+  EXPECT_EQ(lines.at("factors.prompt_tokens[1]"), 6);
+  EXPECT_EQ(lines.at("factors.prompt_tokens[2]"), 6);
+}
+
+TEST(Scenario, ProblemsNameTheirLine) {
+  try {
+    parse_scenario(
+        "{\n \"name\": \"x\",\n \"factors\": {\n  \"prompt_tokens\": [1, -4]\n },\n"
+        " \"repeats\": \"3\"\n}",
+        "f.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("f.json:4: factors.prompt_tokens[1]: -4 is out of range"));
+    EXPECT_THAT(e.what(), HasSubstr("f.json:6: repeats: expected an integer"));
+  }
 }
 
 }  // namespace
