@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/report/memory.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -152,6 +153,7 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
       "the previous prompt (at most {}); {} read past their unique first line from the cache; "
       "{} reused more than predicted.\n",
       cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+  write_memory_markdown(out, analyze_memory(run));
 }
 
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {
