@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/kv_cmd.h"
 #include "harness/cli/model_cmd.h"
 #include "harness/core/error.h"
 #include "harness/core/version.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   kvbench::cli::setup_plan_command(app, exit_code);
   kvbench::cli::setup_report_command(app, exit_code);
   kvbench::cli::setup_model_command(app);
+  kvbench::cli::setup_kv_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

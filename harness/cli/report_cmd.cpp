@@ -7,6 +7,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/report/memory.h"
 #include "harness/report/summary.h"
 #include "harness/run/results.h"
 
@@ -53,6 +54,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     if (!o->json.empty()) {
       auto out = open_out(o->json);
       auto j = report::to_json(rows, report::check_cache(loaded.calls));
+      j["memory"] = report::memory_json(report::analyze_memory(loaded.run));
       j["run"] = loaded.run;
       j["analysis"] = analysis::analyze(
           loaded.calls,

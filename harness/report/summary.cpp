@@ -8,6 +8,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/report/effects.h"
+#include "harness/report/memory.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -157,6 +158,7 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
   write_effects_markdown(
       out, analysis::analyze(
                calls, run.value("scenario", json::object()).value("seed", std::uint64_t{1})));
+  write_memory_markdown(out, analyze_memory(run));
 }
 
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {

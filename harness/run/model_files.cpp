@@ -78,6 +78,12 @@ nlohmann::json describe_model_file(const std::string& path) {
                   {"n_vocab", shape.n_vocab},
                   {"head_dim_k", shape.head_dim_k},
                   {"head_dim_v", shape.head_dim_v}};
+    if (!shape.n_head_kv_layers.empty()) {
+      j["shape"]["n_head_kv_layers"] = shape.n_head_kv_layers;
+    }
+    if (shape.sliding_window) {
+      j["shape"]["sliding_window"] = *shape.sliding_window;
+    }
   } catch (const Error& e) {
     j["shape_error"] = e.what();
   }

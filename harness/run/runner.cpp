@@ -1,5 +1,6 @@
 #include "harness/run/runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "harness/process/run_capture.h"
 #include "harness/process/signals.h"
 #include "harness/prompt/prompt.h"
+#include "harness/run/block_memory.h"
 #include "harness/run/model_files.h"
 #include "harness/run/progress.h"
 #include "harness/run/results.h"
@@ -103,6 +105,14 @@ std::string api_key_from(const scenario::ServerSpec& s) {
     throw InputError(fmt::format("server.api_key_env names ${}, which is not set", s.api_key_env));
   }
   return v;
+}
+
+int longest_prompt_tokens(const plan::Block& block) {
+  int n = 0;
+  for (const auto& call : block.calls) {
+    n = std::max(n, call.prompt_tokens);
+  }
+  return n;
 }
 
 class Runner {
@@ -314,24 +324,31 @@ void Runner::run_block(const plan::Block& block) {
   backend::LlamaServerBackend be(transport_, url, api_key_);
   info["url"] = url;
   info["props"] = be.describe();
-  if (managed) {
-    if (auto m = measure::read_tree_memory(managed->pid())) {
-      info["memory_after_load"] = *m;
-    }
-  }
   slot_ids_.clear();
+  std::optional<BlockMemory> memory;
+  if (managed) {
+    memory.emplace(managed->pid(), longest_prompt_tokens(block));
+    std::string note;
+    slot_ids_ = one_token_request(be, note);
+    if (!note.empty()) {
+      memory->add_note(note);
+    }
+    memory->after_load();
+  }
   for (const auto& call : block.calls) {
     if (process::stop_requested()) {
       break;
     }
     progress_->call_started(call, block);
     write_record(run_call(be, call, block));
+    if (memory) {
+      memory->after_call(call.prompt_tokens);
+    }
   }
   if (managed) {
-    if (auto m = measure::read_tree_memory(managed->pid())) {
-      info["memory_at_end"] = *m;
-    }
+    memory->at_end();
     managed->stop();
+    memory->write(info, run_dir_ / info["log"].get<std::string>());
   }
   run_json_["blocks"].push_back(info);
   save_run_json();

@@ -1,0 +1,236 @@
+#include "harness/report/memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <Eigen/Dense>
+
+#include "harness/core/error.h"
+#include "harness/kv/kv_arith.h"
+#include "harness/stats/ols.h"
+
+namespace kvbench::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::uint64_t> get_u64(const json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number_unsigned()) {
+    return j[key].get<std::uint64_t>();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> rss_of(const json& block, const char* key) {
+  return block.contains(key) ? get_u64(block[key], "rss_bytes") : std::nullopt;
+}
+
+std::optional<std::uint64_t> arithmetic_bytes_per_token(
+    const std::optional<gguf::ModelShape>& shape, const std::string& type) {
+  if (!shape) {
+    return std::nullopt;
+  }
+  const auto a = kv::arithmetic_for(*shape, type);
+  return a ? a->bytes_per_token : std::nullopt;
+}
+
+BlockMemoryRow row_of(const json& b, const std::optional<gguf::ModelShape>& shape) {
+  BlockMemoryRow r;
+  r.index = b.value("index", 0);
+  r.num_ctx = b.value("num_ctx", 0);
+  r.cells = kv::pad_ctx(static_cast<std::uint64_t>(std::max(r.num_ctx, 0)));
+  r.cache_type = b.value("cache_type", "");
+  r.kv_logged_bytes = get_u64(b, "kv_bytes_logged");
+  if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type)) {
+    r.kv_arithmetic_bytes = *bpt * r.cells;
+  }
+  r.rss_after_load_bytes = rss_of(b, "memory_after_load");
+  r.rss_after_longest_bytes = rss_of(b, "memory_after_longest_prompt");
+  if (b.contains("memory_after_longest_prompt")) {
+    r.longest_prompt_tokens = b["memory_after_longest_prompt"].value("prompt_tokens", 0);
+  }
+  r.peak_rss_bytes = get_u64(b, "peak_rss_bytes");
+  r.gpu_after_load_bytes = get_u64(b, "gpu_memory_after_load_bytes");
+  r.notes = b.value("memory_notes", std::vector<std::string>{});
+  return r;
+}
+
+std::vector<SlopeFit> fits_for(const std::vector<const BlockMemoryRow*>& rows,
+                               const std::optional<gguf::ModelShape>& shape) {
+  std::vector<SlopeFit> out;
+  const auto add = [&](const char* measure, auto get) {
+    std::vector<double> x;
+    std::vector<double> y;
+    for (const auto* r : rows) {
+      if (const auto v = get(*r)) {
+        x.push_back(static_cast<double>(r->cells));
+        y.push_back(static_cast<double>(*v));
+      }
+    }
+    if (auto f = fit_slope(measure, x, y, shape)) {
+      out.push_back(std::move(*f));
+    }
+  };
+  add("kv_logged", [](const BlockMemoryRow& r) { return r.kv_logged_bytes; });
+  add("rss_after_load", [](const BlockMemoryRow& r) { return r.rss_after_load_bytes; });
+  return out;
+}
+
+std::optional<double> mean_of(const std::vector<double>& v) {
+  if (v.empty()) {
+    return std::nullopt;
+  }
+  double s = 0;
+  for (double x : v) {
+    s += x;
+  }
+  return s / static_cast<double>(v.size());
+}
+
+std::vector<TypeComparison> compare_types(const std::vector<BlockMemoryRow>& rows,
+                                          const std::optional<gguf::ModelShape>& shape) {
+  // num_ctx -> type -> (kv logged values, rss values)
+  std::map<int, std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>> g;
+  for (const auto& r : rows) {
+    auto& cell = g[r.num_ctx][r.cache_type];
+    if (r.kv_logged_bytes) {
+      cell.first.push_back(static_cast<double>(*r.kv_logged_bytes));
+    }
+    if (r.rss_after_load_bytes) {
+      cell.second.push_back(static_cast<double>(*r.rss_after_load_bytes));
+    }
+  }
+  std::vector<TypeComparison> out;
+  for (const auto& [ctx, types] : g) {
+    if (types.size() < 2) {
+      continue;
+    }
+    const std::string ref = types.count("f16") ? "f16" : types.begin()->first;
+    const auto ref_bpt = arithmetic_bytes_per_token(shape, ref);
+    const auto cells = static_cast<double>(kv::pad_ctx(static_cast<std::uint64_t>(ctx)));
+    for (const auto& [type, values] : types) {
+      if (type == ref) {
+        continue;
+      }
+      TypeComparison c{ctx, type, ref, {}, {}, {}, {}};
+      const auto kv_t = mean_of(values.first);
+      const auto kv_r = mean_of(types.at(ref).first);
+      if (kv_t && kv_r && *kv_r > 0) {
+        c.kv_logged_ratio = *kv_t / *kv_r;
+      }
+      const auto rss_t = mean_of(values.second);
+      const auto rss_r = mean_of(types.at(ref).second);
+      if (rss_t && rss_r) {
+        c.rss_difference_bytes = *rss_r - *rss_t;
+      }
+      const auto bpt = arithmetic_bytes_per_token(shape, type);
+      if (bpt && ref_bpt && *ref_bpt > 0) {
+        c.arithmetic_ratio = static_cast<double>(*bpt) / static_cast<double>(*ref_bpt);
+        c.arithmetic_difference_bytes =
+            (static_cast<double>(*ref_bpt) - static_cast<double>(*bpt)) * cells;
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<gguf::ModelShape> shape_from_run(const json& run) {
+  if (!run.contains("model") || !run["model"].contains("shape")) {
+    return std::nullopt;
+  }
+  const json& j = run["model"]["shape"];
+  gguf::ModelShape s;
+  s.n_layer = j.value("n_layer", 0U);
+  s.n_head_kv = j.value("n_head_kv", 0U);
+  s.head_dim_k = j.value("head_dim_k", 0U);
+  s.head_dim_v = j.value("head_dim_v", s.head_dim_k);
+  s.n_head_kv_layers = j.value("n_head_kv_layers", std::vector<std::uint32_t>{});
+  if (s.n_layer == 0 || s.n_head_kv == 0 || s.head_dim_k == 0) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<SlopeFit> fit_slope(const std::string& measure, const std::vector<double>& cells,
+                                  const std::vector<double>& ys,
+                                  const std::optional<gguf::ModelShape>& shape) {
+  const std::set<double> distinct(cells.begin(), cells.end());
+  if (cells.size() != ys.size() || cells.size() < 2 || distinct.size() < 2) {
+    return std::nullopt;
+  }
+  SlopeFit f;
+  f.measure = measure;
+  f.n = cells.size();
+  if (cells.size() == 2) {
+    f.bytes_per_token = (ys[1] - ys[0]) / (cells[1] - cells[0]);
+  } else {
+    const auto n = static_cast<Eigen::Index>(cells.size());
+    Eigen::MatrixXd x(n, 2);
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      x(i, 0) = 1.0;
+      x(i, 1) = cells[static_cast<std::size_t>(i)];
+      y(i) = ys[static_cast<std::size_t>(i)];
+    }
+    stats::OlsOptions options;
+    options.vif = false;
+    const auto fit = stats::fit_ols(x, y, {"intercept", "cells"}, options);
+    const auto& slope = fit.coefficient("cells");
+    f.bytes_per_token = slope.estimate;
+    f.ci_lower = slope.ci.lower;
+    f.ci_upper = slope.ci.upper;
+  }
+  if (!shape) {
+    return f;
+  }
+  std::vector<std::pair<double, std::string>> by_distance;
+  for (const auto& a : kv::arithmetic_for_all_types(*shape)) {
+    if (a.bytes_per_token && *a.bytes_per_token > 0) {
+      const double ratio = f.bytes_per_token / static_cast<double>(*a.bytes_per_token);
+      by_distance.emplace_back(std::abs(ratio - 1.0), std::string(a.name));
+      if (by_distance.size() == 1 || std::abs(ratio - 1.0) < std::abs(f.closest_ratio - 1.0)) {
+        f.closest_type = a.name;
+        f.closest_ratio = ratio;
+      }
+    }
+  }
+  std::stable_sort(by_distance.begin(), by_distance.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [distance, name] : by_distance) {
+    if (distance <= kSlopeTolerance) {
+      f.explaining.push_back(name);
+    }
+  }
+  return f;
+}
+
+MemoryAnalysis analyze_memory(const json& run) {
+  MemoryAnalysis a;
+  a.shape = shape_from_run(run);
+  for (const auto& b : run.value("blocks", json::array())) {
+    if (b.contains("memory_after_load") || b.contains("kv_bytes_logged") ||
+        b.contains("memory_notes")) {
+      a.blocks.push_back(row_of(b, a.shape));
+    }
+  }
+  std::map<std::string, std::vector<const BlockMemoryRow*>> by_type;
+  for (const auto& r : a.blocks) {
+    by_type[r.cache_type].push_back(&r);
+  }
+  for (const auto& [type, rows] : by_type) {
+    CtxSweep sweep{type, fits_for(rows, a.shape)};
+    if (!sweep.fits.empty()) {
+      a.sweeps.push_back(std::move(sweep));
+    }
+  }
+  a.comparisons = compare_types(a.blocks, a.shape);
+  return a;
+}
+
+}  // namespace kvbench::report

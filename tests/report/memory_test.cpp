@@ -1,0 +1,138 @@
+// The memory analysis over run.json: slopes against num_ctx with the arithmetic of every cache
+// type, the lesson's surprise found from its own figures, ratios between cache types, notes.
+
+#include "harness/report/memory.h"
+
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvbench::report {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+json shape(int layers, int kv_heads, int head_dim) {
+  return {{"n_layer", layers},
+          {"n_head_kv", kv_heads},
+          {"head_dim_k", head_dim},
+          {"head_dim_v", head_dim}};
+}
+
+json block(int index, int num_ctx, const std::string& type, std::uint64_t rss,
+           std::optional<std::uint64_t> kv_logged) {
+  json b = {{"index", index},
+            {"num_ctx", num_ctx},
+            {"cache_type", type},
+            {"memory_after_load", {{"rss_bytes", rss}}},
+            {"memory_after_longest_prompt", {{"rss_bytes", rss + 1048576}, {"prompt_tokens", 64}}},
+            {"peak_rss_bytes", rss + 2097152}};
+  if (kv_logged) {
+    b["kv_bytes_logged"] = *kv_logged;
+  }
+  return b;
+}
+
+TEST(MemoryReport, LessonFiguresNameQ8AsClosestButNoneWithinTolerance) {
+  // The lesson's Ollama figures for qwen2.5:3b: 2.046 / 2.262 / 2.793 GB at 2048 / 8192 / 32768.
+  const json run = {{"model", {{"shape", shape(36, 2, 128)}}},
+                    {"blocks",
+                     {block(0, 2048, "f16", 2046000000, std::nullopt),
+                      block(1, 8192, "f16", 2262000000, std::nullopt),
+                      block(2, 32768, "f16", 2793000000, std::nullopt)}}};
+  const auto a = analyze_memory(run);
+  ASSERT_EQ(a.sweeps.size(), 1U);
+  ASSERT_EQ(a.sweeps[0].fits.size(), 1U);
+  const SlopeFit& f = a.sweeps[0].fits[0];
+  EXPECT_EQ(f.measure, "rss_after_load");
+  EXPECT_EQ(f.n, 3U);
+  EXPECT_NEAR(f.bytes_per_token, 23542.13, 0.01);
+  ASSERT_TRUE(f.ci_lower && f.ci_upper);
+  EXPECT_LT(*f.ci_lower, f.bytes_per_token);
+  EXPECT_GT(*f.ci_upper, f.bytes_per_token);
+  EXPECT_EQ(f.closest_type, "q8_0");
+  EXPECT_NEAR(f.closest_ratio, 23542.13 / 19584.0, 1e-6);
+  EXPECT_TRUE(f.explaining.empty());
+  std::ostringstream md;
+  write_memory_markdown(md, a);
+  EXPECT_THAT(md.str(), HasSubstr("no cache type's arithmetic is within 10% of the slope; the "
+                                  "closest is q8_0 (its arithmetic explains 0.83 of the slope)"));
+  EXPECT_THAT(md.str(), HasSubstr("| 2 | 32768 | 32768 | f16 | - | 1152.00 |"));
+}
+
+TEST(MemoryReport, ExactLogAndNoisyResidentMemoryNameTheServersType) {
+  // lesson preset: 4,096 B a token at f16, 2,176 at q8_0.
+  json blocks = json::array();
+  int i = 0;
+  for (const int ctx : {2048, 8192, 32768}) {
+    const std::uint64_t cells = static_cast<std::uint64_t>(ctx);
+    const std::uint64_t noise = ctx == 8192 ? 300000 : 0;
+    blocks.push_back(block(i, ctx, "q8_0", 100000000 + cells * 2200 + noise, cells * 2176));
+    blocks.push_back(block(i + 1, ctx, "f16", 100000000 + cells * 4100, cells * 4096));
+    i += 2;
+  }
+  const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", blocks}};
+  const auto a = analyze_memory(run);
+  ASSERT_EQ(a.sweeps.size(), 2U);
+  EXPECT_EQ(a.sweeps[0].cache_type, "f16");
+  for (const auto& s : a.sweeps) {
+    ASSERT_EQ(s.fits.size(), 2U);
+    EXPECT_EQ(s.fits[0].measure, "kv_logged");
+    for (const auto& f : s.fits) {
+      EXPECT_EQ(f.closest_type, s.cache_type) << f.measure;
+      ASSERT_FALSE(f.explaining.empty());
+      EXPECT_EQ(f.explaining[0], s.cache_type);
+    }
+  }
+  EXPECT_DOUBLE_EQ(a.sweeps[0].fits[0].bytes_per_token, 4096.0);
+  EXPECT_NEAR(a.sweeps[1].fits[0].bytes_per_token, 2176.0, 1e-6);
+  // q8_0's neighbours: no other type is within 10% of 2,176 B.
+  EXPECT_EQ(a.sweeps[1].fits[0].explaining.size(), 1U);
+  ASSERT_EQ(a.comparisons.size(), 3U);
+  for (const auto& c : a.comparisons) {
+    EXPECT_EQ(c.reference, "f16");
+    EXPECT_EQ(c.type, "q8_0");
+    EXPECT_DOUBLE_EQ(*c.arithmetic_ratio, 34.0 / 64.0);
+    EXPECT_DOUBLE_EQ(*c.kv_logged_ratio, 34.0 / 64.0);
+    EXPECT_DOUBLE_EQ(*c.arithmetic_difference_bytes, 1920.0 * c.num_ctx);
+  }
+  const json j = memory_json(a);
+  EXPECT_EQ(j["ctx_sweeps"][1]["fits"][0]["closest_type"], "q8_0");
+  EXPECT_EQ(j["blocks"].size(), 6U);
+}
+
+TEST(MemoryReport, TwoContextsGiveASlopeWithoutCi) {
+  const auto f = fit_slope("kv_logged", {2048, 8192}, {2048.0 * 4096, 8192.0 * 4096},
+                           shape_from_run({{"model", {{"shape", shape(8, 2, 64)}}}}));
+  ASSERT_TRUE(f);
+  EXPECT_DOUBLE_EQ(f->bytes_per_token, 4096.0);
+  EXPECT_FALSE(f->ci_lower);
+  // f16 and bf16 have the same arithmetic: both explain it.
+  EXPECT_THAT(f->explaining, ::testing::ElementsAre("f16", "bf16"));
+  EXPECT_FALSE(fit_slope("kv_logged", {2048, 2048}, {1, 2}, std::nullopt));
+  EXPECT_FALSE(fit_slope("kv_logged", {2048}, {1}, std::nullopt));
+}
+
+TEST(MemoryReport, ReservedUpFrontAndNotes) {
+  json b = block(0, 4096, "f16", 200000000, std::nullopt);
+  b["memory_notes"] = {"the server's log has no KV cache size lines"};
+  const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", {b}}};
+  std::ostringstream md;
+  write_memory_markdown(md, analyze_memory(run));
+  // 1 MiB of growth against a 16 MiB KV cache.
+  EXPECT_THAT(md.str(), HasSubstr("| yes (grew 1.00 MiB, 6% of the KV size) |"));
+  EXPECT_THAT(md.str(), HasSubstr("- block 0: the server's log has no KV cache size lines"));
+}
+
+TEST(MemoryReport, NothingWithoutMemory) {
+  const json run = {{"blocks", {{{"index", 0}, {"num_ctx", 4096}, {"cache_type", "f16"}}}}};
+  std::ostringstream md;
+  write_memory_markdown(md, analyze_memory(run));
+  EXPECT_EQ(md.str(), "");
+  EXPECT_FALSE(shape_from_run(run));
+}
+
+}  // namespace
+}  // namespace kvbench::report
