@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/summary.h"
 #include "harness/run/results.h"
@@ -19,6 +20,7 @@ struct RunCliOptions {
   std::string model;
   std::string url;
   std::string models_dir;
+  std::string resume;
   bool quiet = false;
 };
 }  // namespace
@@ -26,7 +28,11 @@ struct RunCliOptions {
 void setup_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunCliOptions>();
   auto* cmd = app.add_subcommand("run", "Run a scenario and record every call");
-  cmd->add_option("scenario", o->scenario, "Scenario file (JSON, comments allowed)")->required();
+  auto* scenario_opt =
+      cmd->add_option("scenario", o->scenario, "Scenario file (JSON, comments allowed)");
+  auto* resume_opt = cmd->add_option("--resume", o->resume,
+                                     "Complete an interrupted run in this run folder instead");
+  scenario_opt->excludes(resume_opt);
   cmd->add_option("--results", o->results, "Folder the run folder is created in")
       ->capture_default_str();
   cmd->add_option("--server-bin", o->server_bin, "llama-server executable (managed mode)");
@@ -42,9 +48,18 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     ro.url = o->url;
     ro.models_dir = o->models_dir;
     ro.progress = !o->quiet;
-    const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
-    process::install_signal_handlers();
-    const auto summary = run::run_scenario(s, ro);
+    if (o->scenario.empty() && o->resume.empty()) {
+      throw InputError("kvbench run: give a scenario file, or --resume RUN_DIR");
+    }
+    run::RunSummary summary;
+    if (!o->resume.empty()) {
+      process::install_signal_handlers();
+      summary = run::resume_run(o->resume, ro);
+    } else {
+      const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
+      process::install_signal_handlers();
+      summary = run::run_scenario(s, ro);
+    }
     const auto loaded = run::load_run(summary.run_dir);
     report::write_markdown(std::cout, loaded.run, loaded.calls, loaded.warnings);
     std::cout << "\nresults: " << summary.run_dir.string() << "\n";

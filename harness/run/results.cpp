@@ -94,6 +94,20 @@ void RecordWriter::append(const CallRecord& r) {
   ::fdatasync(::fileno(file_));
 }
 
+bool cut_partial_last_line(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return false;
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') {
+    return false;
+  }
+  const auto keep = text.rfind('\n');
+  fs::resize_file(path, keep == std::string::npos ? 0 : keep + 1);
+  return true;
+}
+
 LoadedRun load_run(const fs::path& run_dir) {
   LoadedRun out;
   const fs::path run_json = run_dir / "run.json";

@@ -34,6 +34,10 @@ class RecordWriter {
   std::filesystem::path path_;
 };
 
+// Cuts a last line that does not end in a newline (a record cut short by a crash or power
+// loss) off `path`; returns whether it cut anything.
+bool cut_partial_last_line(const std::filesystem::path& path);
+
 struct LoadedRun {
   nlohmann::json run;  // run.json
   std::vector<CallRecord> calls;

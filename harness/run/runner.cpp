@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -80,6 +81,8 @@ std::string find_llama_server(const std::string& explicit_path) {
 
 namespace {
 
+constexpr int kMaxRestarts = 3;  // per block
+
 std::uint64_t fnv1a64(std::string_view s) {
   std::uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) {
@@ -115,21 +118,31 @@ int longest_prompt_tokens(const plan::Block& block) {
   return n;
 }
 
+// What an interrupted run already holds.
+struct ResumeState {
+  fs::path run_dir;
+  json run;
+  std::set<int> done;
+};
+
 class Runner {
  public:
-  Runner(const scenario::Scenario& s, const RunOptions& o)
-      : s_(s), o_(o), transport_(clock_), plan_(plan::make_plan(s)) {}
+  Runner(const scenario::Scenario& s, const RunOptions& o, std::optional<ResumeState> resume = {})
+      : s_(s), o_(o), transport_(clock_), plan_(plan::make_plan(s)), resume_(std::move(resume)) {}
 
   RunSummary run();
 
  private:
   void prepare();
   void run_block(const plan::Block& block);
+  void fail_rest_of_block(const plan::Block& block, std::size_t from, const std::string& outcome,
+                          const std::string& error);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
                       const plan::Block& block);
   CallRecord base_record(const plan::PlannedCall& call, const plan::Block& block) const;
   void write_record(const CallRecord& r);
   void save_run_json();
+  void continue_run(const json& server, const json& model);
 
   const scenario::Scenario& s_;
   const RunOptions& o_;
@@ -146,6 +159,8 @@ class Runner {
   std::unique_ptr<Progress> progress_;
   std::optional<Nanos> t0_;
   std::vector<int> slot_ids_;  // token ids the server's slot last read
+  std::set<int> done_;         // calls already recorded (when resuming)
+  std::optional<ResumeState> resume_;
   RunSummary summary_;
 };
 
@@ -181,6 +196,10 @@ void Runner::prepare() {
                       s_.server.url));
     }
   }
+  if (resume_) {
+    continue_run(server, model);
+    return;
+  }
   run_dir_ = create_run_dir(o_.results_root, s_.name);
   const std::string scenario_text = s_.resolved.dump();
   run_json_ = {
@@ -200,6 +219,28 @@ void Runner::prepare() {
   save_run_json();
   writer_ = std::make_unique<RecordWriter>(run_dir_ / "calls.jsonl");
   progress_ = std::make_unique<Progress>(plan_.call_count(), o_.progress);
+}
+
+void Runner::continue_run(const json& server, const json& model) {
+  run_dir_ = resume_->run_dir;
+  run_json_ = resume_->run;
+  if (run_json_.value("plan", json()) != plan::to_json(plan_)) {
+    throw InputError(
+        fmt::format("{}: the plan in run.json does not match its scenario: this run "
+                    "cannot be resumed",
+                    run_dir_.string()));
+  }
+  run_id_ = run_json_.value("run_id", run_id_);
+  done_ = resume_->done;
+  run_json_["status"] = "running";
+  run_json_["resumed"].push_back({{"at", utc_now_rfc3339()},
+                                  {"calls_recorded", done_.size()},
+                                  {"server", server},
+                                  {"model", model}});
+  save_run_json();
+  cut_partial_last_line(run_dir_ / "calls.jsonl");
+  writer_ = std::make_unique<RecordWriter>(run_dir_ / "calls.jsonl");
+  progress_ = std::make_unique<Progress>(plan_.call_count() - done_.size(), o_.progress);
 }
 
 void Runner::save_run_json() {
@@ -260,7 +301,14 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
   const Nanos now = clock_.now();
   if (!t0_) {
-    t0_ = now;
+    // Elapsed time counts from the run's first call, across a resume too.
+    const double epoch_now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (!run_json_.contains("first_call_epoch_s")) {
+      run_json_["first_call_epoch_s"] = epoch_now;
+    }
+    const double since_first = epoch_now - run_json_["first_call_epoch_s"].get<double>();
+    t0_ = now - std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(since_first));
   }
   r.t_start_s = std::chrono::duration<double>(now - *t0_).count();
   auto res = be.complete(spec);
@@ -283,6 +331,19 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   return r;
 }
 
+void Runner::fail_rest_of_block(const plan::Block& block, std::size_t from,
+                                const std::string& outcome, const std::string& error) {
+  for (std::size_t i = from; i < block.calls.size(); ++i) {
+    if (done_.count(block.calls[i].seq) != 0) {
+      continue;
+    }
+    CallRecord r = base_record(block.calls[i], block);
+    r.outcome = outcome;
+    r.error = error;
+    write_record(r);
+  }
+}
+
 void Runner::run_block(const plan::Block& block) {
   json info = {{"index", block.index},
                {"replica", block.replica},
@@ -290,17 +351,18 @@ void Runner::run_block(const plan::Block& block) {
                {"cache_type", block.config.cache_type}};
   std::unique_ptr<backend::ManagedServer> managed;
   std::string url = s_.server.url;
+  backend::LlamaServerLaunch launch;
   if (s_.server.managed()) {
-    backend::LlamaServerLaunch launch{binary_,
-                                      model_path_,
-                                      block.config.num_ctx,
-                                      block.config.cache_type,
-                                      s_.server.flash_attn,
-                                      s_.server.threads,
-                                      1,
-                                      s_.server.args,
-                                      run_dir_ / fmt::format("server-block{}.log", block.index),
-                                      api_key_};
+    launch = backend::LlamaServerLaunch{binary_,
+                                        model_path_,
+                                        block.config.num_ctx,
+                                        block.config.cache_type,
+                                        s_.server.flash_attn,
+                                        s_.server.threads,
+                                        1,
+                                        s_.server.args,
+                                        run_dir_ / fmt::format("server-block{}.log", block.index),
+                                        api_key_};
     info["log"] = launch.log_path.filename().string();
     try {
       managed = backend::ManagedServer::start(launch, transport_, o_.ready_timeout);
@@ -310,45 +372,80 @@ void Runner::run_block(const plan::Block& block) {
     } catch (const Error& e) {
       info["error"] = e.what();
       progress_->note(fmt::format("block {}: the server did not start: {}", block.index, e.what()));
-      for (const auto& call : block.calls) {
-        CallRecord r = base_record(call, block);
-        r.outcome = "server_start_error";
-        r.error = e.what();
-        write_record(r);
-      }
+      fail_rest_of_block(block, 0, "server_start_error", e.what());
       run_json_["blocks"].push_back(info);
       save_run_json();
       return;
     }
   }
-  backend::LlamaServerBackend be(transport_, url, api_key_);
   info["url"] = url;
-  info["props"] = be.describe();
+  info["props"] = backend::LlamaServerBackend(transport_, url, api_key_).describe();
   slot_ids_.clear();
   std::optional<BlockMemory> memory;
   if (managed) {
     memory.emplace(managed->pid(), longest_prompt_tokens(block));
     std::string note;
+    backend::LlamaServerBackend be(transport_, url, api_key_);
     slot_ids_ = one_token_request(be, note);
     if (!note.empty()) {
       memory->add_note(note);
     }
     memory->after_load();
   }
-  for (const auto& call : block.calls) {
+  auto backend = std::make_unique<backend::LlamaServerBackend>(transport_, url, api_key_);
+  int restarts = 0;
+  for (std::size_t i = 0; i < block.calls.size(); ++i) {
+    const auto& call = block.calls[i];
+    if (done_.count(call.seq) != 0) {
+      continue;
+    }
     if (process::stop_requested()) {
       break;
     }
     progress_->call_started(call, block);
-    write_record(run_call(be, call, block));
+    const CallRecord r = run_call(*backend, call, block);
+    write_record(r);
     if (memory) {
       memory->after_call(call.prompt_tokens);
     }
+    if (r.ok() || !managed || managed->running()) {
+      continue;
+    }
+    // The managed server died: restart it (bounded), or give the rest of the block up.
+    json restart = {
+        {"after_seq", call.seq}, {"exit", managed->exit_description()}, {"at", utc_now_rfc3339()}};
+    memory.reset();
+    info["memory_notes"].push_back("the server restarted: memory figures were dropped");
+    if (++restarts <= kMaxRestarts) {
+      try {
+        managed = backend::ManagedServer::start(launch, transport_, o_.ready_timeout);
+        backend =
+            std::make_unique<backend::LlamaServerBackend>(transport_, managed->url(), api_key_);
+        slot_ids_.clear();
+        restart["url"] = managed->url();
+        info["restarts"].push_back(restart);
+        progress_->note(fmt::format("block {}: the server died ({}); restarted", block.index,
+                                    restart["exit"].get<std::string>()));
+        continue;
+      } catch (const Error& e) {
+        restart["error"] = e.what();
+      }
+    }
+    restart["gave_up"] = true;
+    info["restarts"].push_back(restart);
+    fail_rest_of_block(
+        block, i + 1, "server_died",
+        fmt::format("the server died and {} restarts did not bring it back", kMaxRestarts));
+    break;
   }
   if (managed) {
-    memory->at_end();
+    if (memory) {
+      memory->at_end();
+    }
     managed->stop();
-    memory->write(info, run_dir_ / info["log"].get<std::string>());
+    if (memory) {
+      memory->write(info, run_dir_ / info["log"].get<std::string>());
+    }
   }
   run_json_["blocks"].push_back(info);
   save_run_json();
@@ -361,10 +458,14 @@ RunSummary Runner::run() {
     if (process::stop_requested()) {
       break;
     }
-    run_block(block);
+    const bool all_done = std::all_of(block.calls.begin(), block.calls.end(),
+                                      [&](const auto& c) { return done_.count(c.seq) != 0; });
+    if (!all_done) {
+      run_block(block);
+    }
   }
-  summary_.complete =
-      !process::stop_requested() && summary_.calls == static_cast<int>(plan_.call_count());
+  summary_.complete = !process::stop_requested() &&
+                      done_.size() + static_cast<std::size_t>(summary_.calls) == plan_.call_count();
   run_json_["status"] = summary_.complete ? "complete" : "incomplete";
   run_json_["finished"] = utc_now_rfc3339();
   run_json_["summary"] = {
@@ -377,6 +478,24 @@ RunSummary Runner::run() {
 
 RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options) {
   Runner runner(s, options);
+  return runner.run();
+}
+
+RunSummary resume_run(const fs::path& run_dir, const RunOptions& options) {
+  ResumeState state;
+  state.run_dir = run_dir;
+  const LoadedRun loaded = load_run(run_dir);
+  state.run = loaded.run;
+  for (const auto& r : loaded.calls) {
+    state.done.insert(r.seq);
+  }
+  if (!state.run.contains("scenario")) {
+    throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));
+  }
+  const auto s = with_overrides(
+      scenario::parse_scenario(state.run["scenario"].dump(), (run_dir / "run.json").string()),
+      options);
+  Runner runner(s, options, std::move(state));
   return runner.run();
 }
 

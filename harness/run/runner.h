@@ -48,4 +48,10 @@ std::string resolve_model(const std::string& model, const std::filesystem::path&
 // failures are recorded on their calls and the run goes on.
 RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options);
 
+// Completes an interrupted run in its folder: the calls not yet recorded, in the original
+// shuffled order, with the run's own id (so every nonce stays unique). A truncated last line of
+// calls.jsonl is cut off first. Throws InputError when the folder is no kvbench run or its plan
+// no longer matches its scenario.
+RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options);
+
 }  // namespace kvbench::run

@@ -422,10 +422,11 @@ Scenario load_scenario(const std::string& path) {
 json to_json(const Scenario& s) {
   json server = {{"kind", to_string(s.server.kind)},
                  {"model", s.server.model},
-                 {"flash_attn", s.server.flash_attn},
-                 {"threads", s.server.threads},
-                 {"args", s.server.args}};
-  if (!s.server.url.empty()) {
+                 {"flash_attn", s.server.flash_attn}};
+  if (s.server.managed()) {
+    server["threads"] = s.server.threads;
+    server["args"] = s.server.args;
+  } else {
     server["url"] = s.server.url;
   }
   if (!s.server.binary.empty()) {

@@ -1,0 +1,214 @@
+// Faults on the real llama-server: an interrupted run keeps what it measured and resumes to a
+// complete calls.jsonl; a managed server killed mid-block is restarted; server arguments with
+// shell metacharacters reach the server verbatim.
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/process/child.h"
+#include "tests/integration/harness.h"
+#include <signal.h>
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+std::size_t lines_in(const fs::path& p) {
+  std::ifstream in(p);
+  std::size_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++n;
+  }
+  return n;
+}
+
+// Starts kvbench in the background (the test's own child, so it can be signalled).
+process::ChildProcess start_kvbench(const std::vector<std::string>& args, const fs::path& log) {
+  process::SpawnSpec spec;
+  spec.argv = {KVBENCH_BINARY};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env_set = {{"KVBENCH_MODELS_DIR", std::string(KVBENCH_BUILD_DIR) + "/models"},
+                  {"KVBENCH_LLAMA_SERVER", llama_server_path()}};
+  spec.log_path = log;
+  return process::ChildProcess::spawn(spec);
+}
+
+bool wait_until(const std::function<bool()>& done, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (done()) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return done();
+}
+
+void expect_each_planned_call_once(const fs::path& run_dir) {
+  const auto run = read_json(run_dir / "run.json");
+  std::size_t planned = 0;
+  for (const auto& b : run["plan"]["blocks"]) {
+    planned += b["calls"].size();
+  }
+  std::multiset<int> seqs;
+  for (const auto& c : read_calls(run_dir)) {
+    seqs.insert(c.seq);
+  }
+  EXPECT_EQ(seqs.size(), planned);
+  EXPECT_EQ(std::set<int>(seqs.begin(), seqs.end()).size(), planned) << "a call recorded twice";
+}
+
+const char* kLongRun = R"({"name": "long", "server": {"model": "synthetic:tiny"},
+  "factors": {"prompt_tokens": [300, 600, 900], "num_ctx": [2048]},
+  "repeats": 8, "warmup": 1, "max_tokens": 16})";
+
+TEST(Faults, SigintKeepsWhatWasMeasuredAndResumeCompletesThePlan) {
+  const fs::path dir = fresh_dir("sigint");
+  const std::string scenario = write_file(dir, "long.json", kLongRun);
+  auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, dir / "log");
+  fs::path run_dir;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        if (!fs::exists(dir / "runs")) {
+          return false;
+        }
+        for (const auto& e : fs::directory_iterator(dir / "runs")) {
+          run_dir = e.path();
+        }
+        return !run_dir.empty() && lines_in(run_dir / "calls.jsonl") >= 4;
+      },
+      300));
+  ASSERT_EQ(::kill(kv.pid(), SIGINT), 0);
+  const auto status = kv.wait_for(milliseconds(30000));
+  ASSERT_TRUE(status) << "kvbench did not stop after SIGINT";
+  EXPECT_EQ(status->code, 130);
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["status"], "incomplete");
+  const std::size_t recorded = lines_in(run_dir / "calls.jsonl");
+  EXPECT_GE(recorded, 4U);
+  EXPECT_LT(recorded, 25U);
+  for (const auto& b : run["blocks"]) {
+    const std::string url = b["url"];
+    EXPECT_THAT(processes_with("--port " + url.substr(url.rfind(':') + 1)), ::testing::IsEmpty());
+  }
+  // A record cut short by a crash: resume cuts it off and runs that call again.
+  { std::ofstream(run_dir / "calls.jsonl", std::ios::app) << R"({"seq": 99, "kind": "ti)"; }
+  const auto report = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(report.exit_code, 0) << "a truncated last line never breaks report";
+  EXPECT_THAT(report.err, ::testing::HasSubstr("incomplete or malformed record skipped"));
+
+  const auto resumed = run_kvbench({"run", "--resume", run_dir.string(), "-q"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto done = read_json(run_dir / "run.json");
+  EXPECT_EQ(done["status"], "complete");
+  EXPECT_EQ(done["resumed"].size(), 1U);
+  expect_each_planned_call_once(run_dir);
+  // Every nonce unique across the two sessions; elapsed time keeps growing across the pause.
+  std::set<std::string> nonces;
+  for (const auto& c : read_calls(run_dir)) {
+    EXPECT_TRUE(nonces.insert(c.nonce).second) << c.nonce;
+    EXPECT_EQ(c.outcome, "ok") << c.seq;
+  }
+}
+
+TEST(Faults, ServerKilledMidBlockIsRestartedAndTheRunCompletes) {
+  const fs::path dir = fresh_dir("kill9");
+  const auto synth = run_kvbench({"model", "synth", "--preset", "tiny", "--seed", "11", "-o",
+                                  (dir / "kill9-model.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const std::string scenario = write_file(dir, "s.json",
+                                          R"({"name": "kill9",
+    "server": {"model": ")" + (dir / "kill9-model.gguf").string() +
+                                              R"("},
+    "factors": {"prompt_tokens": [300, 600, 900], "num_ctx": [2048]},
+    "repeats": 6, "warmup": 1, "max_tokens": 16})");
+  auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, dir / "log");
+  fs::path run_dir;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        if (!fs::exists(dir / "runs")) {
+          return false;
+        }
+        for (const auto& e : fs::directory_iterator(dir / "runs")) {
+          run_dir = e.path();
+        }
+        return !run_dir.empty() && lines_in(run_dir / "calls.jsonl") >= 4;
+      },
+      300));
+  const auto servers = processes_with("kill9-model.gguf");
+  ASSERT_FALSE(servers.empty());
+  for (int pid : servers) {
+    ::kill(pid, SIGKILL);
+  }
+  const auto status = kv.wait_for(milliseconds(600000));
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0);
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["status"], "complete");
+  ASSERT_EQ(run["blocks"].size(), 1U);
+  ASSERT_EQ(run["blocks"][0]["restarts"].size(), 1U);
+  EXPECT_THAT(run["blocks"][0]["restarts"][0]["exit"].get<std::string>(),
+              ::testing::HasSubstr("signal 9"));
+  expect_each_planned_call_once(run_dir);
+  const auto calls = read_calls(run_dir);
+  int failed = 0;
+  int last_failed = -1;
+  for (const auto& c : calls) {
+    if (!c.ok()) {
+      ++failed;
+      last_failed = c.seq;
+    }
+  }
+  EXPECT_EQ(failed, 1) << "only the interrupted call fails";
+  for (const auto& c : calls) {
+    if (c.seq > last_failed) {
+      EXPECT_EQ(c.outcome, "ok") << c.seq;
+    }
+  }
+  EXPECT_THAT(processes_with("kill9-model.gguf"), ::testing::IsEmpty());
+}
+
+TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
+  const fs::path dir = fresh_dir("metachar");
+  // A stand-in server that writes each argument it gets on its own line, then fails to start.
+  const fs::path fake = dir / "fake-server";
+  std::ofstream(fake) << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> \""
+                      << (dir / "argv.txt").string() << "\"\nexit 3\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const std::string evil1 = "--x; touch " + (dir / "pwned1").string();
+  const std::string evil2 = "$(touch " + (dir / "pwned2").string() + ")";
+  const std::string evil3 = "`touch " + (dir / "pwned3").string() + "` 'quoted' \"double\" | &&";
+  nlohmann::json sc = {{"name", "metachar"},
+                       {"server", {{"binary", fake.string()}, {"args", {evil1, evil2, evil3}}}},
+                       {"factors", {{"prompt_tokens", {16}}, {"num_ctx", 1024}}},
+                       {"repeats", 1},
+                       {"warmup", 0},
+                       {"max_tokens", 4}};
+  const std::string scenario = write_file(dir, "s.json", sc.dump());
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  EXPECT_EQ(r.exit_code, 0) << "a server that fails to start is a measurement: " << r.err;
+  std::ifstream in(dir / "argv.txt");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) {
+    lines.push_back(l);
+  }
+  EXPECT_THAT(lines, ::testing::Contains(evil1));
+  EXPECT_THAT(lines, ::testing::Contains(evil2));
+  EXPECT_THAT(lines, ::testing::Contains(evil3));
+  EXPECT_FALSE(fs::exists(dir / "pwned1"));
+  EXPECT_FALSE(fs::exists(dir / "pwned2"));
+  EXPECT_FALSE(fs::exists(dir / "pwned3"));
+  const auto calls = read_calls(only_run_dir(dir / "runs"));
+  ASSERT_EQ(calls.size(), 1U);
+  EXPECT_EQ(calls[0].outcome, "server_start_error");
+  EXPECT_THAT(calls[0].error, ::testing::HasSubstr("exited with code 3"));
+}
+
+}  // namespace
+}  // namespace kvbench::itest
