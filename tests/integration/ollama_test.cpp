@@ -102,6 +102,7 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warning: attached to Ollama"));
   EXPECT_THAT(r.out, HasSubstr("| 4096 | f16 | 2048 |"));
+  EXPECT_THAT(r.out, HasSubstr("reported no reused-token count"));
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");
   EXPECT_EQ(run["status"], "complete");
