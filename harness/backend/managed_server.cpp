@@ -71,27 +71,40 @@ std::unique_ptr<ManagedServer> ManagedServer::start(const LlamaServerLaunch& lau
                                                     http::Transport& transport,
                                                     std::chrono::seconds ready_timeout) {
   const int port = process::find_free_loopback_port();
-  auto argv = llama_server_argv(launch, port);
-  process::SpawnSpec spec;
-  spec.argv = argv;
-  spec.log_path = launch.log_path;
-  spec.env_unset = {"LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_PORT"};
+  ProcessLaunch p;
+  p.name = "llama-server";
+  p.argv = llama_server_argv(launch, port);
+  p.log_path = launch.log_path;
+  p.env_unset = {"LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_PORT"};
   if (!launch.api_key.empty()) {
-    spec.env_set.emplace_back("LLAMA_API_KEY", launch.api_key);
+    p.env_set.emplace_back("LLAMA_API_KEY", launch.api_key);
   }
+  p.url = fmt::format("http://127.0.0.1:{}", port);
+  p.ready_path = "/health";
+  return start_process(p, transport, ready_timeout);
+}
+
+std::unique_ptr<ManagedServer> ManagedServer::start_process(const ProcessLaunch& launch,
+                                                            http::Transport& transport,
+                                                            std::chrono::seconds ready_timeout) {
+  process::SpawnSpec spec;
+  spec.argv = launch.argv;
+  spec.log_path = launch.log_path;
+  spec.env_unset = launch.env_unset;
+  spec.env_set = launch.env_set;
   auto child = process::ChildProcess::spawn(spec);
-  const std::string url = fmt::format("http://127.0.0.1:{}", port);
-  std::unique_ptr<ManagedServer> server(new ManagedServer(std::move(child), url, std::move(argv)));
+  std::unique_ptr<ManagedServer> server(
+      new ManagedServer(std::move(child), launch.url, launch.argv));
   http::Request health;
   health.method = "GET";
-  health.url = url + "/health";
+  health.url = launch.url + launch.ready_path;
   health.timeout = std::chrono::milliseconds(2000);
   health.connect_timeout = std::chrono::milliseconds(1000);
   const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!server->running()) {
-      throw Error(fmt::format("llama-server {} before it was ready; the end of its log ({}):\n{}",
-                              server->exit_description(), launch.log_path.string(),
+      throw Error(fmt::format("{} {} before it was ready; the end of its log ({}):\n{}",
+                              launch.name, server->exit_description(), launch.log_path.string(),
                               log_tail(launch.log_path, 15)));
     }
     const auto res = transport.fetch(health);
@@ -101,7 +114,7 @@ std::unique_ptr<ManagedServer> ManagedServer::start(const LlamaServerLaunch& lau
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   server->stop();
-  throw Error(fmt::format("llama-server was not ready within {} s; the end of its log ({}):\n{}",
+  throw Error(fmt::format("{} was not ready within {} s; the end of its log ({}):\n{}", launch.name,
                           ready_timeout.count(), launch.log_path.string(),
                           log_tail(launch.log_path, 15)));
 }

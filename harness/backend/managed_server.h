@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/http/transport.h"
@@ -29,6 +30,17 @@ struct LlamaServerLaunch {
 // The argument vector for `launch` on `port`. Pure.
 std::vector<std::string> llama_server_argv(const LlamaServerLaunch& launch, int port);
 
+// Any server process as ManagedServer starts it (llama-server, ollama serve).
+struct ProcessLaunch {
+  std::string name;  // for messages: "llama-server", "ollama serve"
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env_set;
+  std::vector<std::string> env_unset;
+  std::filesystem::path log_path;
+  std::string url;         // where it listens, "http://127.0.0.1:<port>"
+  std::string ready_path;  // GET url + ready_path answers 200 once the server is ready
+};
+
 class ManagedServer {
  public:
   // Starts the server and waits until GET /health answers 200. Throws kvbench::Error with the
@@ -36,6 +48,11 @@ class ManagedServer {
   static std::unique_ptr<ManagedServer> start(const LlamaServerLaunch& launch,
                                               http::Transport& transport,
                                               std::chrono::seconds ready_timeout);
+  // Starts any server process and waits until GET url + ready_path answers 200. Throws
+  // kvbench::Error with the tail of its log when it exits early or is not ready in time.
+  static std::unique_ptr<ManagedServer> start_process(const ProcessLaunch& launch,
+                                                      http::Transport& transport,
+                                                      std::chrono::seconds ready_timeout);
 
   const std::string& url() const { return url_; }
   const std::vector<std::string>& argv() const { return argv_; }

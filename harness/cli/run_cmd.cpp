@@ -35,8 +35,10 @@ void setup_run_command(CLI::App& app, int& exit_code) {
   scenario_opt->excludes(resume_opt);
   cmd->add_option("--results", o->results, "Folder the run folder is created in")
       ->capture_default_str();
-  cmd->add_option("--server-bin", o->server_bin, "llama-server executable (managed mode)");
-  cmd->add_option("--model", o->model, "Model: a GGUF path or synthetic:<preset>");
+  cmd->add_option("--server-bin", o->server_bin,
+                  "llama-server or ollama executable (managed mode)");
+  cmd->add_option("--model", o->model,
+                  "Model: a GGUF path, synthetic:<preset>, or an Ollama model name");
   cmd->add_option("--url", o->url, "Attach to a running server at this URL instead");
   cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");

@@ -150,11 +150,17 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
                        cell(c.server_decode_tps, 2), c.max_cache_n, c.flagged);
   }
   const auto cc = check_cache(calls);
-  out << fmt::format(
-      "\nPrompt cache: {} of {} timed calls reused exactly the tokens their start shares with "
-      "the previous prompt (at most {}); {} read past their unique first line from the cache; "
-      "{} reused more than predicted.\n",
-      cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+  if (cc.timed_ok == 0) {
+    out << "\nPrompt cache: the server reported no reused-token count (cache_n) for any timed "
+           "call, so reuse cannot be checked; the unique first lines still keep every prompt "
+           "fresh.\n";
+  } else {
+    out << fmt::format(
+        "\nPrompt cache: {} of {} timed calls reused exactly the tokens their start shares with "
+        "the previous prompt (at most {}); {} read past their unique first line from the cache; "
+        "{} reused more than predicted.\n",
+        cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+  }
   write_effects_markdown(
       out, analysis::analyze(
                calls, run.value("scenario", json::object()).value("seed", std::uint64_t{1})));

@@ -20,6 +20,7 @@
 #include "harness/prompt/prompt.h"
 #include "harness/run/block_memory.h"
 #include "harness/run/model_files.h"
+#include "harness/run/ollama_session.h"
 #include "harness/run/progress.h"
 #include "harness/run/results.h"
 #include <unistd.h>
@@ -137,6 +138,9 @@ class Runner {
   void run_block(const plan::Block& block);
   void fail_rest_of_block(const plan::Block& block, std::size_t from, const std::string& outcome,
                           const std::string& error);
+  void run_ollama_block(const plan::Block& block, json info);
+  void run_calls(backend::Backend& be, const plan::Block& block);
+  void fail_block(const plan::Block& block, json& info, const std::string& what);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
                       const plan::Block& block);
   CallRecord base_record(const plan::PlannedCall& call, const plan::Block& block) const;
@@ -161,6 +165,7 @@ class Runner {
   std::vector<int> slot_ids_;  // token ids the server's slot last read
   std::set<int> done_;         // calls already recorded (when resuming)
   std::optional<ResumeState> resume_;
+  std::unique_ptr<OllamaSession> ollama_;
   RunSummary summary_;
 };
 
@@ -173,7 +178,10 @@ void Runner::prepare() {
   json server = {{"kind", scenario::to_string(s_.server.kind)},
                  {"mode", s_.server.managed() ? "managed" : "attached"}};
   json model = {{"name", s_.server.model}};
-  if (s_.server.managed()) {
+  if (s_.server.kind == scenario::ServerKind::ollama) {
+    ollama_ = std::make_unique<OllamaSession>(s_, transport_, run_id_, o_.ready_timeout);
+    ollama_->prepare(server, model);
+  } else if (s_.server.managed()) {
     try {
       binary_ = find_llama_server(s_.server.binary);
       const fs::path models = o_.models_dir.empty() ? default_models_dir() : o_.models_dir;
@@ -289,11 +297,13 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
     r.error = e.what();
     return r;
   }
-  r.prompt_tokens_counted = static_cast<int>(ids.size());
   // llama-server reuses the longest common prefix with what its slot holds, but always
-  // re-reads at least one token.
-  const std::size_t shared = common_prefix(ids, slot_ids_);
-  r.expected_cache_n = static_cast<int>(std::min(shared, ids.empty() ? 0 : ids.size() - 1));
+  // re-reads at least one token. A server without token ids (Ollama) predicts nothing.
+  if (!ids.empty()) {
+    r.prompt_tokens_counted = static_cast<int>(ids.size());
+    const std::size_t shared = common_prefix(ids, slot_ids_);
+    r.expected_cache_n = static_cast<int>(std::min(shared, ids.size() - 1));
+  }
   backend::CompletionSpec spec;
   spec.prompt = built.text;
   spec.max_tokens = s_.max_tokens;
@@ -321,7 +331,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   if (!built.exact) {
     r.flags.emplace_back("prompt_length_inexact");
   }
-  if (r.server.cache_n && *r.server.cache_n > *r.expected_cache_n) {
+  if (r.server.cache_n && r.expected_cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");
   }
   if (call.kind != plan::CallKind::warmup && r.server.cache_n &&
@@ -349,6 +359,10 @@ void Runner::run_block(const plan::Block& block) {
                {"replica", block.replica},
                {"num_ctx", block.config.num_ctx},
                {"cache_type", block.config.cache_type}};
+  if (ollama_) {
+    run_ollama_block(block, std::move(info));
+    return;
+  }
   std::unique_ptr<backend::ManagedServer> managed;
   std::string url = s_.server.url;
   backend::LlamaServerLaunch launch;
@@ -370,11 +384,7 @@ void Runner::run_block(const plan::Block& block) {
       info["argv"] = managed->argv();
       info["pid"] = managed->pid();
     } catch (const Error& e) {
-      info["error"] = e.what();
-      progress_->note(fmt::format("block {}: the server did not start: {}", block.index, e.what()));
-      fail_rest_of_block(block, 0, "server_start_error", e.what());
-      run_json_["blocks"].push_back(info);
-      save_run_json();
+      fail_block(block, info, e.what());
       return;
     }
   }
@@ -447,6 +457,43 @@ void Runner::run_block(const plan::Block& block) {
       memory->write(info, run_dir_ / info["log"].get<std::string>());
     }
   }
+  run_json_["blocks"].push_back(info);
+  save_run_json();
+}
+
+void Runner::run_calls(backend::Backend& be, const plan::Block& block) {
+  slot_ids_.clear();
+  for (const auto& call : block.calls) {
+    if (done_.count(call.seq) != 0) {
+      continue;
+    }
+    if (process::stop_requested()) {
+      break;
+    }
+    progress_->call_started(call, block);
+    write_record(run_call(be, call, block));
+  }
+}
+
+void Runner::fail_block(const plan::Block& block, json& info, const std::string& what) {
+  info["error"] = what;
+  progress_->note(fmt::format("block {}: the server did not start: {}", block.index, what));
+  fail_rest_of_block(block, 0, "server_start_error", what);
+  run_json_["blocks"].push_back(info);
+  save_run_json();
+}
+
+void Runner::run_ollama_block(const plan::Block& block, json info) {
+  backend::Backend* be = nullptr;
+  try {
+    be = &ollama_->open_block(block, run_dir_, info);
+  } catch (const Error& e) {
+    ollama_->close_block(info);
+    fail_block(block, info, e.what());
+    return;
+  }
+  run_calls(*be, block);
+  ollama_->close_block(info);
   run_json_["blocks"].push_back(info);
   save_run_json();
 }

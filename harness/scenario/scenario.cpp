@@ -371,7 +371,8 @@ void check_consistency(Checker& c, Scenario& s) {
     }
   }
   if (!s.server.managed()) {
-    if (s.factors.num_ctx.size() > 1) {
+    // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
+    if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
       c.problem("factors.num_ctx",
                 "an attached server (server.url) cannot vary num_ctx: it "
                 "needs a restart; give one value or use a managed server");

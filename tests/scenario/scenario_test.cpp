@@ -143,6 +143,18 @@ TEST(Scenario, ContradictionsAreReported) {
               HasSubstr("factors.num_ctx: an attached server (server.url) cannot vary num_ctx"));
 }
 
+TEST(Scenario, AttachedOllamaVariesNumCtxButNotCacheType) {
+  const auto s = parse_scenario(R"({"name": "x",
+      "server": {"kind": "ollama", "model": "llama3.2:1b", "url": "http://127.0.0.1:11434"},
+      "factors": {"prompt_tokens": [1], "num_ctx": [2048, 4096]}})",
+                                "s.json");
+  EXPECT_EQ(s.factors.num_ctx, (std::vector<int>{2048, 4096}));
+  EXPECT_THAT(error_of(R"({"name": "x",
+      "server": {"kind": "ollama", "url": "http://127.0.0.1:11434"},
+      "factors": {"prompt_tokens": [1], "cache_type": ["f16", "q8_0"]}})"),
+              HasSubstr("factors.cache_type: an attached server (server.url) cannot vary"));
+}
+
 TEST(Scenario, AttachedUrlLosesTrailingSlash) {
   const auto s = parse_scenario(
       R"({"name": "x", "server": {"url": "http://127.0.0.1:8080/"}, "factors": {"prompt_tokens": [1]}})",

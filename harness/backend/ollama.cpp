@@ -1,0 +1,151 @@
+#include "harness/backend/ollama.h"
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+
+namespace kvbench::backend {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+OllamaBackend::OllamaBackend(http::Transport& transport, std::string base_url, OllamaTarget target)
+    : transport_(transport), base_url_(std::move(base_url)), target_(std::move(target)) {}
+
+OllamaReply OllamaBackend::call(std::string method, const std::string& path, std::string body,
+                                milliseconds timeout) {
+  http::Request req;
+  req.method = std::move(method);
+  req.url = base_url_ + path;
+  req.body = std::move(body);
+  req.timeout = timeout;
+  const auto res = transport_.fetch(req);
+  OllamaReply r;
+  r.outcome = res.outcome;
+  r.http_status = res.http_status;
+  if (res.outcome != http::Outcome::ok) {
+    r.error = res.error.empty() ? std::string(http::to_string(res.outcome)) : res.error;
+    return r;
+  }
+  r.body = json::parse(res.body, nullptr, false);
+  if (r.body.is_discarded()) {
+    r.error = fmt::format("{} {} answered with something that is not JSON", req.method, path);
+  } else if (r.body.is_object() && r.body.contains("error")) {
+    r.error =
+        r.body["error"].is_string() ? r.body["error"].get<std::string>() : r.body["error"].dump();
+  }
+  return r;
+}
+
+OllamaReply OllamaBackend::version() {
+  return call("GET", "/api/version", "", milliseconds(5000));
+}
+
+OllamaReply OllamaBackend::show() {
+  return call("POST", "/api/show", json{{"model", target_.model}}.dump(), milliseconds(30000));
+}
+
+OllamaReply OllamaBackend::ps() {
+  return call("GET", "/api/ps", "", milliseconds(10000));
+}
+
+OllamaReply OllamaBackend::generate_once(std::string_view prompt, int num_predict) {
+  // A load can take minutes for a large model on a slow disk.
+  return call("POST", "/api/generate", probe_body(prompt, num_predict, target_).dump(),
+              milliseconds(600000));
+}
+
+const TokenCalibration& OllamaBackend::calibrate(const std::vector<std::string>& probe_texts) {
+  std::vector<std::pair<std::size_t, int>> points;
+  for (const auto& text : probe_texts) {
+    const auto r = generate_once(text, 1);
+    if (!r.ok()) {
+      throw Error(fmt::format("token calibration: {}/api/generate failed: {}", base_url_, r.error));
+    }
+    if (!r.body.contains("prompt_eval_count") || !r.body["prompt_eval_count"].is_number()) {
+      throw Error(fmt::format(
+          "token calibration: {}/api/generate reported no prompt_eval_count for a {}-byte probe",
+          base_url_, text.size()));
+    }
+    points.emplace_back(text.size(), r.body["prompt_eval_count"].get<int>());
+  }
+  calibration_ = fit_calibration(points);
+  return *calibration_;
+}
+
+int OllamaBackend::count_tokens(std::string_view text) {
+  if (!calibration_) {
+    throw Error("the Ollama backend counts tokens only after its calibration");
+  }
+  return calibration_->estimate(text);
+}
+
+std::vector<int> OllamaBackend::tokenize(std::string_view /*text*/) {
+  return {};
+}
+
+json OllamaBackend::describe() {
+  json out = json::object();
+  const auto v = version();
+  out["version"] = v.ok() && v.body.contains("version") ? v.body["version"] : json(nullptr);
+  auto s = show();
+  if (!s.ok()) {
+    out["show_error"] = s.error;
+    return out;
+  }
+  // The template, license and modelfile are long and say nothing about speed or memory.
+  for (const char* k : {"license", "modelfile", "template", "system"}) {
+    s.body.erase(k);
+  }
+  if (s.body.contains("model_info") && s.body["model_info"].is_object()) {
+    for (const char* k : {"tokenizer.ggml.tokens", "tokenizer.ggml.merges",
+                          "tokenizer.ggml.token_type", "tokenizer.ggml.scores"}) {
+      s.body["model_info"].erase(k);
+    }
+  }
+  out["show"] = std::move(s.body);
+  return out;
+}
+
+CallResult OllamaBackend::complete(const CompletionSpec& spec) {
+  CallResult r;
+  http::Request req;
+  req.method = "POST";
+  req.url = base_url_ + "/api/generate";
+  req.body = generate_body(spec, target_).dump();
+  req.timeout = spec.timeout;
+  GenerateStreamDecoder decoder;
+  const auto res = transport_.stream(
+      req, [&](std::string_view chunk, Nanos arrival) { return decoder.feed(chunk, arrival); });
+  decoder.finish();
+  r.trace = decoder.trace();
+  r.server = decoder.server();
+  r.trace.sent = res.started;
+  r.trace.first_byte = res.first_byte;
+  r.trace.done = res.finished;
+  if (res.http_status != 0) {
+    r.http_status = res.http_status;
+  }
+  if (!decoder.error().empty()) {
+    r.outcome = "server_error";
+    r.error = decoder.error();
+  } else if (res.outcome != http::Outcome::ok) {
+    r.outcome = std::string(http::to_string(res.outcome));
+    r.error = res.error;
+  } else if (!decoder.final_seen()) {
+    r.outcome = "stream_error";
+    r.error = "the stream ended without a final (done: true) line";
+  }
+  if (r.outcome == "ok" && r.server.prompt_n && calibration_) {
+    auto points = calibration_->points;
+    points.emplace_back(spec.prompt.size(), *r.server.prompt_n);
+    try {
+      calibration_ = fit_calibration(points);
+    } catch (const Error&) {
+      // keep the calibration so far: a measurement loop never throws
+    }
+  }
+  return r;
+}
+
+}  // namespace kvbench::backend

@@ -1,0 +1,256 @@
+#include "harness/run/ollama_session.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "harness/backend/ollama_serve.h"
+#include "harness/core/error.h"
+#include "harness/gguf/ggml_types.h"
+#include "harness/measure/proc_tree.h"
+#include "harness/process/child.h"
+#include "harness/process/ports.h"
+#include "harness/prompt/prompt.h"
+
+namespace kvbench::run {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string find_ollama(const std::string& explicit_path) {
+  if (!explicit_path.empty()) {
+    if (auto p = process::find_on_path(explicit_path)) {
+      return p->string();
+    }
+    throw InputError(
+        fmt::format("ollama binary '{}' does not exist or is not executable", explicit_path));
+  }
+  if (const char* env = std::getenv("KVBENCH_OLLAMA"); env != nullptr && *env != '\0') {
+    if (auto p = process::find_on_path(env)) {
+      return p->string();
+    }
+    throw InputError(fmt::format("$KVBENCH_OLLAMA={} is not an executable file", env));
+  }
+  if (auto p = process::find_on_path("ollama")) {
+    return p->string();
+  }
+  throw InputError(
+      "no ollama found on PATH: install Ollama (https://ollama.com), pass --server-bin, or attach "
+      "to a running server with --url http://127.0.0.1:11434");
+}
+
+std::vector<std::string> calibration_probes(std::string_view run_id, std::uint64_t seed,
+                                            std::size_t max_bytes) {
+  std::vector<std::string> out;
+  const auto words = prompt::filler_words(seed, 384);
+  int k = 0;
+  for (const std::size_t n : {8U, 32U, 128U, 384U}) {
+    std::string text = fmt::format("ZZ calibration {} probe {}\n", run_id, k++);
+    for (std::size_t i = 0; i < n; ++i) {
+      text += (i == 0 ? "" : " ") + words[i];
+    }
+    if (text.size() > max_bytes && out.size() >= 2) {
+      break;
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+std::string missing_model_message(const std::string& model, const std::string& url,
+                                  const std::string& server_error) {
+  return fmt::format(
+      "the Ollama server at {} does not have the model '{}' ({}): fetch it with `ollama pull {}` "
+      "or fix server.model",
+      url, model, server_error, model);
+}
+
+OllamaSession::OllamaSession(const scenario::Scenario& s, http::Transport& transport,
+                             std::string run_id, std::chrono::seconds ready_timeout)
+    : s_(s), transport_(transport), run_id_(std::move(run_id)), ready_timeout_(ready_timeout) {}
+
+OllamaSession::~OllamaSession() = default;
+
+std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
+                                                                    const fs::path& log_path,
+                                                                    json& info) {
+  backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path};
+  const auto launch = backend::ollama_serve_launch(c, process::find_free_loopback_port());
+  json env = json::object();
+  for (const auto& [k, v] : launch.env_set) {
+    env[k] = v;
+  }
+  info["argv"] = launch.argv;
+  info["env"] = env;
+  info["log"] = log_path.filename().string();
+  auto server = backend::ManagedServer::start_process(launch, transport_, ready_timeout_);
+  info["pid"] = server->pid();
+  return server;
+}
+
+void OllamaSession::check_server(backend::OllamaBackend& be, json& server, json& model) {
+  const auto v = be.version();
+  if (!v.ok()) {
+    throw Error(fmt::format(
+        "no Ollama server answers at {} (GET /api/version: {}); start it with `ollama serve` or "
+        "fix server.url",
+        be.base_url(), v.error));
+  }
+  server["version"] = v.body.value("version", "");
+  const auto show = be.show();
+  if (show.http_status == 404) {
+    throw InputError(missing_model_message(s_.server.model, be.base_url(), show.error));
+  }
+  if (!show.ok()) {
+    throw Error(fmt::format("POST {}/api/show failed: {}", be.base_url(), show.error));
+  }
+  const json described = be.describe();
+  model["show"] = described.value("show", json::object());
+  const json details = show.body.value("details", json::object());
+  model["quantization_level"] = details.value("quantization_level", "");
+  try {
+    const auto shape = backend::shape_from_model_info(show.body.value("model_info", json()));
+    model["shape"] = {{"arch", shape.arch},
+                      {"n_layer", shape.n_layer},
+                      {"n_embd", shape.n_embd},
+                      {"n_head", shape.n_head},
+                      {"n_head_kv", shape.n_head_kv},
+                      {"n_ctx_train", shape.n_ctx_train},
+                      {"head_dim_k", shape.head_dim_k},
+                      {"head_dim_v", shape.head_dim_v}};
+    json kv = json::object();
+    for (const auto& t : s_.factors.cache_type) {
+      if (const auto type = gguf::ggml_type_from_name(t)) {
+        if (const auto b = gguf::kv_bytes_per_token(shape, *type, *type)) {
+          kv[t] = *b;
+        }
+      }
+    }
+    model["kv_bytes_per_token"] = kv;
+  } catch (const Error& e) {
+    model["shape_error"] = e.what();
+  }
+}
+
+void OllamaSession::prepare(json& server, json& model) {
+  model = {{"name", s_.server.model}};
+  if (!s_.server.managed()) {
+    server["url"] = s_.server.url;
+    backend::OllamaBackend be(transport_, s_.server.url, {s_.server.model});
+    check_server(be, server, model);
+    const std::string warning = fmt::format(
+        "attached to Ollama at {}: the KV cache type is a server setting (OLLAMA_KV_CACHE_TYPE) "
+        "that kvbench can neither vary nor read; the records carry the scenario's cache_type",
+        s_.server.url);
+    fmt::print(stderr, "warning: {}\n", warning);
+    server["warnings"] = json::array({warning});
+    return;
+  }
+  binary_ = find_ollama(s_.server.binary);
+  server["binary"] = binary_;
+  const char* store = std::getenv("OLLAMA_MODELS");
+  server["model_store"] = store != nullptr ? std::string(store) : "~/.ollama/models (default)";
+  // A short-lived server answers the checks before the run folder exists.
+  const fs::path log = fs::temp_directory_path() / fmt::format("kvbench-{}-check.log", run_id_);
+  json info;
+  std::unique_ptr<backend::ManagedServer> check;
+  try {
+    check = start_server(s_.factors.cache_type.front(), log, info);
+    backend::OllamaBackend be(transport_, check->url(), {s_.server.model});
+    check_server(be, server, model);
+  } catch (...) {
+    check.reset();
+    std::error_code ec;
+    fs::remove(log, ec);
+    throw;
+  }
+  check->stop();
+  std::error_code ec;
+  fs::remove(log, ec);
+}
+
+void OllamaSession::record_ps(backend::OllamaBackend& be, json& into) {
+  const auto ps = be.ps();
+  if (!ps.ok()) {
+    into["error"] = ps.error;
+    return;
+  }
+  const auto entry = backend::find_ps_entry(ps.body, s_.server.model);
+  if (!entry) {
+    into["error"] = "the model is not in GET /api/ps";
+    return;
+  }
+  into["ps"] = *entry;
+  for (const auto& [from, to] :
+       {std::pair{"size", "size_bytes"}, std::pair{"size_vram", "size_vram_bytes"},
+        std::pair{"context_length", "context_length"}}) {
+    if (entry->contains(from) && (*entry)[from].is_number()) {
+      into[to] = (*entry)[from];
+    }
+  }
+}
+
+backend::Backend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
+                                            json& info) {
+  std::string url = s_.server.url;
+  if (s_.server.managed()) {
+    managed_ = start_server(block.config.cache_type,
+                            run_dir / fmt::format("server-block{}.log", block.index), info);
+    url = managed_->url();
+  }
+  info["url"] = url;
+  backend_ = std::make_unique<backend::OllamaBackend>(
+      transport_, url, backend::OllamaTarget{s_.server.model, block.config.num_ctx});
+  const auto load = backend_->generate_once("Hello", 1);
+  if (!load.ok()) {
+    throw Error(fmt::format("loading '{}' with num_ctx {} failed: {}", s_.server.model,
+                            block.config.num_ctx, load.error));
+  }
+  info["load"] = backend::parse_ollama_metrics(load.body).raw;
+  if (load.body.contains("load_duration") && load.body["load_duration"].is_number()) {
+    info["load_ms"] = load.body["load_duration"].get<double>() / 1e6;
+  }
+  json memory = json::object();
+  record_ps(*backend_, memory);
+  if (managed_) {
+    if (auto m = measure::read_tree_memory(managed_->pid())) {
+      memory["process_after_load"] = *m;
+    }
+  }
+  info["memory"] = memory;
+  if (calibration_) {
+    backend_->set_calibration(*calibration_);
+  } else {
+    const auto probes =
+        calibration_probes(run_id_, s_.seed, static_cast<std::size_t>(block.config.num_ctx) / 2);
+    calibration_ = backend_->calibrate(probes);
+    info["calibration"] = calibration_->to_json();
+  }
+  return *backend_;
+}
+
+void OllamaSession::close_block(json& info) {
+  if (backend_) {
+    json end = json::object();
+    record_ps(*backend_, end);
+    if (managed_) {
+      if (auto m = measure::read_tree_memory(managed_->pid())) {
+        end["process"] = *m;
+      }
+    }
+    info["memory_at_end"] = end;
+    if (backend_->calibration()) {
+      calibration_ = backend_->calibration();  // refined by the block's calls
+      info["calibration_at_end"] = {{"intercept_tokens", calibration_->intercept},
+                                    {"tokens_per_byte", calibration_->tokens_per_byte},
+                                    {"points", calibration_->points.size()}};
+    }
+  }
+  if (managed_) {
+    managed_->stop();
+    managed_.reset();
+  }
+  backend_.reset();
+}
+
+}  // namespace kvbench::run

@@ -1,0 +1,78 @@
+#pragma once
+// Running a scenario on Ollama: the setup checks before anything is written, and per block the
+// server (a managed `ollama serve` with the block's cache type, or the attached one), an explicit
+// load with the block's num_ctx (so load time stays out of TTFT), /api/ps memory and the token
+// calibration that stands in for a tokenize endpoint.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend/managed_server.h"
+#include "harness/backend/ollama.h"
+#include "harness/http/transport.h"
+#include "harness/plan/plan.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::run {
+
+// Finds the ollama executable: `explicit_path` if given, else $KVBENCH_OLLAMA, else `ollama` on
+// PATH. Throws InputError naming what was tried.
+std::string find_ollama(const std::string& explicit_path);
+
+// Texts of the calibration probes: each starts with its own unique line, then filler of growing
+// length, none longer than `max_bytes`. Pure.
+std::vector<std::string> calibration_probes(std::string_view run_id, std::uint64_t seed,
+                                            std::size_t max_bytes);
+
+// The message for a model the server does not have: names the URL and `ollama pull <model>`.
+std::string missing_model_message(const std::string& model, const std::string& url,
+                                  const std::string& server_error);
+
+class OllamaSession {
+ public:
+  OllamaSession(const scenario::Scenario& s, http::Transport& transport, std::string run_id,
+                std::chrono::seconds ready_timeout);
+  ~OllamaSession();
+  OllamaSession(const OllamaSession&) = delete;
+  OllamaSession& operator=(const OllamaSession&) = delete;
+
+  // Checks that the server answers and has the model, and fills run.json's "server" and "model".
+  // Throws InputError for a missing model (naming `ollama pull`) or binary, Error for a server
+  // that does not answer (naming its URL). Warnings go to stderr and into server["warnings"].
+  void prepare(nlohmann::json& server, nlohmann::json& model);
+
+  // Starts or reaches the server for `block`, loads the model with the block's num_ctx, reads
+  // /api/ps and calibrates (once per run); fills `info`. Throws Error when the server does not
+  // start, the load fails or the calibration fails.
+  backend::Backend& open_block(const plan::Block& block, const std::filesystem::path& run_dir,
+                               nlohmann::json& info);
+
+  // Records /api/ps (and a managed server's memory) at the end and stops a managed server.
+  void close_block(nlohmann::json& info);
+
+ private:
+  std::unique_ptr<backend::ManagedServer> start_server(const std::string& cache_type,
+                                                       const std::filesystem::path& log_path,
+                                                       nlohmann::json& info);
+  void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
+  void record_ps(backend::OllamaBackend& be, nlohmann::json& into);
+
+  const scenario::Scenario& s_;
+  http::Transport& transport_;
+  std::string run_id_;
+  std::chrono::seconds ready_timeout_;
+  std::string binary_;
+  std::unique_ptr<backend::ManagedServer> managed_;
+  std::unique_ptr<backend::OllamaBackend> backend_;
+  std::optional<backend::TokenCalibration> calibration_;
+};
+
+}  // namespace kvbench::run
