@@ -6,6 +6,8 @@
 
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/report/lesson_figures.h"
+#include "harness/report/prefix.h"
 #include "harness/report/summary.h"
 #include "harness/run/results.h"
 
@@ -52,6 +54,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     if (!o->json.empty()) {
       auto out = open_out(o->json);
       auto j = report::to_json(rows, report::check_cache(loaded.calls));
+      j["prefix_reuse"] = report::prefix_to_json(loaded.calls, report::lesson_figures());
       j["run"] = loaded.run;
       out << j.dump(2) << "\n";
     }

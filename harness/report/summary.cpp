@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/report/lesson_figures.h"
+#include "harness/report/prefix.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -29,6 +31,12 @@ namespace {
 
 bool is_timed(const CallRecord& r) {
   return r.kind == "timed";
+}
+
+// The condition table describes reads of fresh prompts: a pair's edited resend is reported
+// with its pair (prefix.h) instead.
+bool is_fresh_timed(const CallRecord& r) {
+  return is_timed(r) && r.pair_role != "edited";
 }
 
 template <typename F>
@@ -62,7 +70,7 @@ std::string opt(const std::optional<int>& v) {
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls) {
   std::map<std::tuple<int, std::string, int>, std::vector<const CallRecord*>> groups;
   for (const auto& r : calls) {
-    if (is_timed(r)) {
+    if (is_fresh_timed(r)) {
       groups[{r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
     }
   }
@@ -152,6 +160,7 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
       "the previous prompt (at most {}); {} read past their unique first line from the cache; "
       "{} reused more than predicted.\n",
       cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+  write_prefix_markdown(out, calls, lesson_figures());
 }
 
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {
