@@ -117,15 +117,22 @@ std::string judge(PositionSummary& s) {
                          *measured, *s.expected_ratio);
   }
   if (s.reuse_matched == s.reuse_checked) {
+    s.reuse_exact = true;
     s.consistent = time_ok;
-    return time_ok
-               ? "consistent with prefix reuse up to the first difference"
-               : fmt::format(
-                     "the server reused exactly the shared prefix, but the time ratio {:.3f} "
-                     "is {} the predicted {:.3f} by more than {}: the read's cost is not "
-                     "proportional to the tokens read (noise, or a per-token cost that grows "
-                     "along the prompt)",
-                     *measured, gap > 0 ? "above" : "below", *s.expected_ratio, kRatioTolerance);
+    if (time_ok) {
+      return "consistent with prefix reuse up to the first difference";
+    }
+    return gap > 0 ? fmt::format(
+                         "prefix reuse up to the first difference (cache_n exact), but the "
+                         "resend took {:.3f} of the cold read where its share of tokens "
+                         "is {:.3f}: tokens late in a prompt cost more to read (attention "
+                         "over a longer context), or the machine was busy",
+                         *measured, *s.expected_ratio)
+                   : fmt::format(
+                         "prefix reuse up to the first difference (cache_n exact), but the "
+                         "resend took only {:.3f} of the cold read where its share of "
+                         "tokens is {:.3f}: the cold reads were slowed (a busy machine?)",
+                         *measured, *s.expected_ratio);
   }
   if (s.median_cache_n <= 1 && s.median_expected_cache_n > 1) {
     return "no prefix reuse: the resend was read in full";
@@ -262,6 +269,21 @@ std::string overall_verdict(const std::vector<PositionSummary>& rows) {
            fmt::format("{}", kRatioTolerance) +
            " of the prediction), and the server's cache_n equalled the shared prefix in every "
            "pair.";
+  }
+  const bool all_exact =
+      std::all_of(rows.begin(), rows.end(), [](const PositionSummary& r) { return r.reuse_exact; });
+  if (all_exact) {
+    std::vector<std::string> where;
+    for (const auto& r : rows) {
+      if (!r.consistent) {
+        where.push_back(r.edit_position);
+      }
+    }
+    return fmt::format(
+        "Prefix reuse up to the first difference: the server's cache_n equalled the shared "
+        "prefix in every pair. The time followed within {} of the prediction except at {}, "
+        "where the resend cost more (or less) than its share of tokens: see the rows.",
+        kRatioTolerance, fmt::join(where, ", "));
   }
   return fmt::format("Not consistent with prefix reuse up to the first difference at: {}.",
                      fmt::join(off, "; "));

@@ -67,8 +67,9 @@ struct PositionSummary {
   int reuse_max_gap = 0;               // largest |cache_n - expected_cache_n|
   double median_cache_n = 0;
   double median_expected_cache_n = 0;
-  bool consistent = false;
-  std::string verdict;  // in words
+  bool reuse_exact = false;  // cache_n equalled the prediction in every checked pair
+  bool consistent = false;   // reuse_exact, and the time ratio within kRatioTolerance
+  std::string verdict;       // in words
 };
 
 // Groups pairs by (prompt_tokens, edit_position): fractions ascending, then the special levels.

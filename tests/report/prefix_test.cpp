@@ -106,13 +106,30 @@ TEST(Prefix, NoReuseShorterReuseAndSlowTimeAreNamed) {
             "reuse stopped before the first difference: the server reused 100 "
             "tokens of 250 shared");
   EXPECT_EQ(rows[1].verdict, "no prefix reuse: the resend was read in full");
-  EXPECT_THAT(rows[2].verdict, HasSubstr("the server reused exactly the shared prefix, but the "
-                                         "time ratio 0.751 is above the predicted 0.250"));
+  EXPECT_EQ(rows[2].verdict,
+            "prefix reuse up to the first difference (cache_n exact), but the resend took 0.751 "
+            "of the cold read where its share of tokens is 0.250: tokens late in a prompt cost "
+            "more to read (attention over a longer context), or the machine was busy");
+  EXPECT_TRUE(rows[2].reuse_exact);
+  EXPECT_FALSE(rows[0].reuse_exact);
   for (const auto& r : rows) {
     EXPECT_FALSE(r.consistent) << r.edit_position;
   }
   EXPECT_THAT(overall_verdict(rows), HasSubstr("Not consistent with prefix reuse up to the first "
                                                "difference at: 0.25 (reuse stopped"));
+}
+
+TEST(Prefix, ExactReuseWithASlowResendIsStillNamedPrefixReuse) {
+  std::vector<CallRecord> calls;
+  add_pair(calls, "0.25", 250, 250);
+  add_pair(calls, "0.75", 750, 750, 1.6);  // 400 ms for 250 tokens: 0.40 of the cold read
+  const auto rows = summarize_positions(collect_pairs(calls), lesson_figures());
+  EXPECT_TRUE(rows[0].consistent);
+  EXPECT_FALSE(rows[1].consistent);
+  EXPECT_EQ(overall_verdict(rows),
+            "Prefix reuse up to the first difference: the server's cache_n equalled the shared "
+            "prefix in every pair. The time followed within 0.1 of the prediction except at 0.75, "
+            "where the resend cost more (or less) than its share of tokens: see the rows.");
 }
 
 TEST(Prefix, MarkdownHasTheTableChecksVerdictAndPutLastLine) {
