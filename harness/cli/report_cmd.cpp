@@ -7,7 +7,9 @@
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
+#include "harness/report/prefix.h"
 #include "harness/report/summary.h"
 #include "harness/run/results.h"
 
@@ -55,6 +57,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
       auto out = open_out(o->json);
       auto j = report::to_json(rows, report::check_cache(loaded.calls));
       j["memory"] = report::memory_json(report::analyze_memory(loaded.run));
+      j["prefix_reuse"] = report::prefix_to_json(loaded.calls, report::lesson_figures());
       j["run"] = loaded.run;
       j["analysis"] = analysis::analyze(
           loaded.calls,

@@ -82,6 +82,14 @@ nlohmann::json to_json(const CallRecord& r) {
   put(j, "prompt_tokens_counted", r.prompt_tokens_counted);
   put(j, "http_status", r.http_status);
   put(j, "expected_cache_n", r.expected_cache_n);
+  if (r.pair_id) {
+    nlohmann::json pair = {{"id", *r.pair_id},
+                           {"role", r.pair_role},
+                           {"edit_position", r.edit_position},
+                           {"edit", r.edit}};
+    put(pair, "first_diff", r.edit_first_diff);
+    j["pair"] = pair;
+  }
   return j;
 }
 
@@ -105,6 +113,14 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.error = j.value("error", "");
   r.expected_cache_n = get<int>(j, "expected_cache_n");
   r.flags = j.value("flags", std::vector<std::string>{});
+  if (j.contains("pair") && j["pair"].is_object()) {
+    const auto& p = j["pair"];
+    r.pair_id = get<int>(p, "id");
+    r.pair_role = p.value("role", "");
+    r.edit_position = p.value("edit_position", "");
+    r.edit_first_diff = get<int>(p, "first_diff");
+    r.edit = p.value("edit", "");
+  }
   if (j.contains("client")) {
     const auto& c = j["client"];
     r.client.tokens = c.value("tokens", 0);

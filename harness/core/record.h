@@ -72,6 +72,12 @@ struct CallRecord {
   ServerTiming server;
   std::optional<int> expected_cache_n;  // what reuse should be: 0 for a fresh timed prompt
   std::vector<std::string> flags;       // e.g. "unexpected_cache_reuse"
+  // Prefix-reuse pairs (factors.edit_position); absent or empty on single calls.
+  std::optional<int> pair_id;          // seq of the pair's cold read
+  std::string pair_role;               // "cold" | "edited"
+  std::string edit_position;           // the factor level: "0.25", "none", "question", ...
+  std::optional<int> edit_first_diff;  // edited read: token index of the first difference
+  std::string edit;                    // edited read: what was replaced by what
   bool ok() const { return outcome == "ok"; }
 };
 

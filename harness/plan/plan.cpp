@@ -20,6 +20,10 @@ std::string_view to_string(CallKind kind) {
   return "timed";
 }
 
+std::string_view to_string(PairRole role) {
+  return role == PairRole::cold ? "cold" : role == PairRole::edited ? "edited" : "";
+}
+
 std::string ServerConfig::label() const {
   return fmt::format("ctx={} kv={}", num_ctx, cache_type);
 }
@@ -57,21 +61,39 @@ void fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   const int smallest =
       *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
   for (int w = 0; w < s.warmup; ++w) {
-    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest});
+    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}});
+  }
+  // A unit of a round: one prompt length, with an edit position when the trial is a pair.
+  using Unit = std::pair<int, std::optional<scenario::EditPosition>>;
+  std::vector<Unit> units;
+  for (int p : s.factors.prompt_tokens) {
+    if (s.factors.edit_position.empty()) {
+      units.emplace_back(p, std::nullopt);
+    }
+    for (const auto& e : s.factors.edit_position) {
+      units.emplace_back(p, e);
+    }
   }
   const int every = s.probes.every;
   const auto probe = [&] {
-    b.calls.push_back({0, b.index, -1, CallKind::probe, s.probes.prompt_tokens});
+    b.calls.push_back(
+        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}});
   };
   if (every > 0) {
     probe();
   }
   int since_probe = 0;
   for (int r = 0; r < s.repeats; ++r) {
-    std::vector<int> round = s.factors.prompt_tokens;
+    std::vector<Unit> round = units;
     rng.shuffle(round);
-    for (int p : round) {
-      b.calls.push_back({0, b.index, r, CallKind::timed, p});
+    for (const auto& [p, edit] : round) {
+      if (!edit) {
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}});
+      } else {
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit});
+      }
+      // A probe never comes between the two reads of a pair.
       if (every > 0 && ++since_probe == every) {
         probe();
         since_probe = 0;
@@ -106,8 +128,12 @@ Plan make_plan(const scenario::Scenario& s) {
   int seq = 0;
   for (auto& b : plan.blocks) {
     fill_block(b, s, rng);
-    for (auto& c : b.calls) {
+    for (std::size_t i = 0; i < b.calls.size(); ++i) {
+      auto& c = b.calls[i];
       c.seq = seq++;
+      if (c.role != PairRole::none) {
+        c.pair = c.role == PairRole::cold ? c.seq : b.calls[i - 1].seq;
+      }
     }
   }
   return plan;
@@ -118,10 +144,16 @@ nlohmann::json to_json(const Plan& p) {
   for (const auto& b : p.blocks) {
     nlohmann::json calls = nlohmann::json::array();
     for (const auto& c : b.calls) {
-      calls.push_back({{"seq", c.seq},
-                       {"round", c.round},
-                       {"kind", to_string(c.kind)},
-                       {"prompt_tokens", c.prompt_tokens}});
+      nlohmann::json call = {{"seq", c.seq},
+                             {"round", c.round},
+                             {"kind", to_string(c.kind)},
+                             {"prompt_tokens", c.prompt_tokens}};
+      if (c.edit) {
+        call["pair"] = c.pair;
+        call["role"] = to_string(c.role);
+        call["edit_position"] = c.edit->to_json();
+      }
+      calls.push_back(call);
     }
     blocks.push_back({{"index", b.index},
                       {"replica", b.replica},
@@ -138,8 +170,11 @@ std::string describe(const Plan& p) {
   for (const auto& b : p.blocks) {
     out += fmt::format("block {} ({}, start {}):\n", b.index, b.config.label(), b.replica + 1);
     for (const auto& c : b.calls) {
-      out += fmt::format("  #{:<4} {:<6} round {:>2}  prompt_tokens {}\n", c.seq, to_string(c.kind),
+      out += fmt::format("  #{:<4} {:<6} round {:>2}  prompt_tokens {}", c.seq, to_string(c.kind),
                          c.round < 0 ? std::string("-") : std::to_string(c.round), c.prompt_tokens);
+      out += c.edit
+                 ? fmt::format("  pair {} {} edit {}\n", c.pair, to_string(c.role), c.edit->label())
+                 : "\n";
     }
   }
   return out;

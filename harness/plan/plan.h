@@ -1,9 +1,11 @@
 #pragma once
 // The plan: a scenario expanded into server blocks and calls, shuffled with the scenario's seed.
-// Blocked randomization: within a block, each round holds every prompt length once, in a
-// shuffled order; the order of the blocks (server configurations) is shuffled too.
+// Blocked randomization: within a block, each round holds every prompt length (times every edit
+// position, as adjacent cold/edited pairs) once, in a shuffled order; the order of the blocks
+// (server configurations) is shuffled too.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,10 @@ namespace kvbench::plan {
 
 enum class CallKind { warmup, timed, probe };
 std::string_view to_string(CallKind kind);
+
+// A call's part in a prefix-reuse pair: the cold read of a fresh prompt, or its edited resend.
+enum class PairRole { none, cold, edited };
+std::string_view to_string(PairRole role);
 
 // What a server must be (re)started with.
 struct ServerConfig {
@@ -30,6 +36,11 @@ struct PlannedCall {
   int round = 0;  // round within the block (warm-up calls and probes: -1)
   CallKind kind = CallKind::timed;
   int prompt_tokens = 0;
+  // Pairs (factors.edit_position): the cold read comes first and its edited resend right after
+  // it in the same block; `pair` is the seq of the cold read, -1 for a single call.
+  int pair = -1;
+  PairRole role = PairRole::none;
+  std::optional<scenario::EditPosition> edit;
 };
 
 struct Block {

@@ -8,7 +8,9 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/report/effects.h"
+#include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
+#include "harness/report/prefix.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -32,6 +34,12 @@ namespace {
 
 bool is_timed(const CallRecord& r) {
   return r.kind == "timed";
+}
+
+// The condition table describes reads of fresh prompts: a pair's edited resend is reported
+// with its pair (prefix.h) instead.
+bool is_fresh_timed(const CallRecord& r) {
+  return is_timed(r) && r.pair_role != "edited";
 }
 
 template <typename F>
@@ -65,7 +73,7 @@ std::string opt(const std::optional<int>& v) {
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls) {
   std::map<std::tuple<int, std::string, int>, std::vector<const CallRecord*>> groups;
   for (const auto& r : calls) {
-    if (is_timed(r)) {
+    if (is_fresh_timed(r)) {
       groups[{r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
     }
   }
@@ -165,6 +173,7 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
       out, analysis::analyze(
                calls, run.value("scenario", json::object()).value("seed", std::uint64_t{1})));
   write_memory_markdown(out, analyze_memory(run));
+  write_prefix_markdown(out, calls, lesson_figures());
 }
 
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {

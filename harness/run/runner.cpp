@@ -17,10 +17,12 @@
 #include "harness/plan/plan.h"
 #include "harness/process/run_capture.h"
 #include "harness/process/signals.h"
+#include "harness/prompt/edit.h"
 #include "harness/prompt/prompt.h"
 #include "harness/run/block_memory.h"
 #include "harness/run/model_files.h"
 #include "harness/run/ollama_session.h"
+#include "harness/run/pair_prompt.h"
 #include "harness/run/progress.h"
 #include "harness/run/results.h"
 #include <unistd.h>
@@ -92,14 +94,6 @@ std::uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
-std::size_t common_prefix(const std::vector<int>& a, const std::vector<int>& b) {
-  std::size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) {
-    ++n;
-  }
-  return n;
-}
-
 std::string api_key_from(const scenario::ServerSpec& s) {
   if (s.api_key_env.empty()) {
     return "";
@@ -166,6 +160,7 @@ class Runner {
   std::set<int> done_;         // calls already recorded (when resuming)
   std::optional<ResumeState> resume_;
   std::unique_ptr<OllamaSession> ollama_;
+  PairPrompts pairs_;  // the cold prompt of the pair in progress
   RunSummary summary_;
 };
 
@@ -287,10 +282,20 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   prompt::Built built;
   std::vector<int> ids;
   int first_line_tokens = 0;
+  bool same_count = true;
   try {
-    built = prompt::build_prompt(call.prompt_tokens, r.nonce, filler_seed,
-                                 [&](std::string_view t) { return be.count_tokens(t); });
-    ids = be.tokenize(built.text);
+    if (call.edit) {
+      const auto unix_s = std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::system_clock::now().time_since_epoch());
+      auto p = pairs_.next(call, r, r.nonce, filler_seed, unix_s.count(), be);
+      built = std::move(p.built);
+      ids = std::move(p.ids);
+      same_count = p.same_count;
+    } else {
+      built = prompt::build_prompt(call.prompt_tokens, r.nonce, filler_seed,
+                                   [&](std::string_view t) { return be.count_tokens(t); });
+      ids = be.tokenize(built.text);
+    }
     first_line_tokens = be.count_tokens(r.nonce + "\n");
   } catch (const Error& e) {
     r.outcome = "tokenize_error";
@@ -301,8 +306,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   // re-reads at least one token. A server without token ids (Ollama) predicts nothing.
   if (!ids.empty()) {
     r.prompt_tokens_counted = static_cast<int>(ids.size());
-    const std::size_t shared = common_prefix(ids, slot_ids_);
-    r.expected_cache_n = static_cast<int>(std::min(shared, ids.size() - 1));
+    r.expected_cache_n = prompt::expected_reuse(ids, slot_ids_);
   }
   backend::CompletionSpec spec;
   spec.prompt = built.text;
@@ -331,11 +335,15 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   if (!built.exact) {
     r.flags.emplace_back("prompt_length_inexact");
   }
+  if (!same_count) {
+    r.flags.emplace_back("edit_changed_token_count");
+  }
   if (r.server.cache_n && r.expected_cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");
   }
-  if (call.kind != plan::CallKind::warmup && r.server.cache_n &&
-      *r.server.cache_n >= first_line_tokens) {
+  // An edited resend reuses its cold read on purpose; every other measured call must read cold.
+  if (call.kind != plan::CallKind::warmup && call.role != plan::PairRole::edited &&
+      r.server.cache_n && *r.server.cache_n >= first_line_tokens) {
     r.flags.emplace_back("prompt_cache_hit");
   }
   return r;

@@ -224,7 +224,19 @@ void parse_factors(Checker& c, const json& v, Factors& f) {
     c.problem("factors", fmt::format("expected an object, got {}", Checker::describe(v)));
     return;
   }
-  c.keys(v, "factors", {"prompt_tokens", "num_ctx", "cache_type"});
+  c.keys(v, "factors", {"prompt_tokens", "num_ctx", "cache_type", "edit_position"});
+  if (v.contains("edit_position")) {
+    f.edit_position = factor_list<EditPosition>(
+        c, v["edit_position"], "factors.edit_position",
+        [&](const json& x, const std::string& p) -> std::optional<EditPosition> {
+          std::string why;
+          auto e = parse_edit_position(x, why);
+          if (!e) {
+            c.problem(p, why);
+          }
+          return e;
+        });
+  }
   if (!v.contains("prompt_tokens")) {
     c.problem("factors.prompt_tokens", "missing: give the prompt lengths in tokens");
   } else {
@@ -370,6 +382,11 @@ void check_consistency(Checker& c, Scenario& s) {
       }
     }
   }
+  if (!s.factors.edit_position.empty() && !s.unique_first_line) {
+    c.problem("factors.edit_position",
+              "the cold read of each pair needs a unique first line: remove "
+              "'unique_first_line': false");
+  }
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -436,13 +453,19 @@ json to_json(const Scenario& s) {
   if (!s.server.api_key_env.empty()) {
     server["api_key_env"] = s.server.api_key_env;
   }
+  json factors = {{"prompt_tokens", s.factors.prompt_tokens},
+                  {"num_ctx", s.factors.num_ctx},
+                  {"cache_type", s.factors.cache_type}};
+  if (!s.factors.edit_position.empty()) {
+    factors["edit_position"] = json::array();
+    for (const auto& e : s.factors.edit_position) {
+      factors["edit_position"].push_back(e.to_json());
+    }
+  }
   return {{"name", s.name},
           {"description", s.description},
           {"server", server},
-          {"factors",
-           {{"prompt_tokens", s.factors.prompt_tokens},
-            {"num_ctx", s.factors.num_ctx},
-            {"cache_type", s.factors.cache_type}}},
+          {"factors", factors},
           {"repeats", s.repeats},
           {"block_repeats", s.block_repeats},
           {"seed", s.seed},

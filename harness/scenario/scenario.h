@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/scenario/edit_position.h"
+
 namespace kvbench::scenario {
 
 enum class ServerKind { llama_server, ollama };
@@ -33,6 +35,7 @@ struct Factors {
   std::vector<int> prompt_tokens;
   std::vector<int> num_ctx;
   std::vector<std::string> cache_type;
+  std::vector<EditPosition> edit_position;  // non-empty: every trial is a cold/edited pair
 };
 
 // Drift probes: a fixed reference call at the start of each block, after every `every` timed

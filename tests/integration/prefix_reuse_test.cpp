@@ -1,0 +1,201 @@
+// The prefix-reuse experiment on the real llama-server: each edited resend re-reads only the
+// tokens from its first difference on, the server's cache_n says exactly that, and the time
+// follows; a varying line costs a full read when placed first and almost nothing when last;
+// a repeated prompt without a unique first line looks much faster than it is.
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Pair {
+  const CallRecord* cold = nullptr;
+  const CallRecord* edited = nullptr;
+  double prompt_ms_ratio() const { return *edited->server.prompt_ms / *cold->server.prompt_ms; }
+  double ttft_ratio() const { return *edited->client.ttft_ms / *cold->client.ttft_ms; }
+};
+
+std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
+  std::map<int, Pair> out;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    if (c.pair_role == "cold") {
+      out[*c.pair_id].cold = &c;
+    } else if (c.pair_role == "edited") {
+      EXPECT_EQ(calls[i - 1].pair_id, c.pair_id) << "nothing runs between the reads of a pair";
+      out[*c.pair_id].edited = &c;
+    }
+  }
+  return out;
+}
+
+// Both reads ok, the edit kept the token count, and the server reused exactly the tokens before
+// the first difference.
+//
+// How exactly cache_n matches: with -np 1, id_slot 0 and no --cache-reuse, llama-server keeps
+// the longest common token prefix of the new prompt and its slot's cache, token by token (not in
+// whole cache cells), and re-reads at least one token. So the edited read's cache_n equals the
+// first-difference index exactly, or the prompt length minus one for an unchanged resend; and
+// prompt_n + cache_n is the prompt's full length for both reads.
+void expect_exact_reuse(const Pair& p) {
+  ASSERT_TRUE(p.cold && p.edited);
+  const auto& e = *p.edited;
+  ASSERT_EQ(p.cold->outcome, "ok") << p.cold->error;
+  ASSERT_EQ(e.outcome, "ok") << e.error;
+  ASSERT_TRUE(e.server.cache_n && e.server.prompt_n && e.server.prompt_ms && e.edit_first_diff);
+  EXPECT_EQ(e.prompt_tokens_counted, p.cold->prompt_tokens_counted) << e.edit;
+  EXPECT_EQ(e.prompt_tokens_counted, e.prompt_tokens) << "built to the exact token count";
+  EXPECT_TRUE(e.flags.empty()) << e.seq;
+  EXPECT_TRUE(p.cold->flags.empty()) << p.cold->seq;
+  EXPECT_EQ(p.cold->server.cache_n, p.cold->expected_cache_n) << "the cold read is cold";
+  EXPECT_LE(*p.cold->server.cache_n, 1);
+  const int n = *e.prompt_tokens_counted;
+  EXPECT_EQ(*e.expected_cache_n, std::min(*e.edit_first_diff, n - 1));
+  EXPECT_EQ(e.server.cache_n, e.expected_cache_n) << e.edit_position << " " << e.edit;
+  EXPECT_EQ(*e.server.prompt_n + *e.server.cache_n, n);
+  EXPECT_EQ(*p.cold->server.prompt_n + *p.cold->server.cache_n, n);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+TEST(PrefixReuse, EditPositionRatiosFollowOneMinusF) {
+  const fs::path results = fresh_dir("prefix_reuse");
+  // The "lesson" shape makes the prompt read dominate. Measured on a 2-core machine: at 1,000
+  // tokens the ratios sit 0.06 to 0.08 above 1 - f (later tokens attend to more context, and a
+  // shorter read runs in smaller batches), so they stay within 0.1 of it. One server thread
+  // keeps other load on the machine from stalling the server's thread barriers: cold reads
+  // then varied by about 30 % instead of 50 % or more. Three pairs per position, judged by
+  // their median so that one read slowed by other work does not decide it; about half a minute.
+  const std::string scenario = write_file(results, "prefix.json", R"({
+    "name": "prefix", "server": {"model": "synthetic:lesson", "threads": 1},
+    "factors": {"prompt_tokens": [1000], "num_ctx": [1280],
+                "edit_position": [0.25, 0.5, 0.75, "none"]},
+    "repeats": 3, "warmup": 1, "max_tokens": 2, "seed": 5 })");
+  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run_dir = only_run_dir(results / "runs");
+  const auto calls = read_calls(run_dir);
+  ASSERT_EQ(calls.size(), 25U);
+  const auto pairs = pairs_of(calls);
+  ASSERT_EQ(pairs.size(), 12U);
+  std::map<std::string, std::vector<double>> prompt_ms_ratios;
+  std::map<std::string, std::vector<double>> ttft_ratios;
+  for (const auto& [id, p] : pairs) {
+    SCOPED_TRACE(p.edited->edit_position + " " + p.edited->edit);
+    expect_exact_reuse(p);
+    const std::string& pos = p.edited->edit_position;
+    prompt_ms_ratios[pos].push_back(p.prompt_ms_ratio());
+    ttft_ratios[pos].push_back(p.ttft_ratio());
+    if (pos != "none") {
+      const double share = double(*p.edited->edit_first_diff) / *p.edited->prompt_tokens_counted;
+      EXPECT_NEAR(share, std::stod(pos), 0.01) << "the word replaced sits at f of the tokens";
+    }
+  }
+  for (const auto& [pos, ratios] : prompt_ms_ratios) {
+    // Server prompt time is the primary measure; the client's TTFT adds one decoded token and
+    // the network, so it is held to a looser bound.
+    if (pos == "none") {
+      EXPECT_LT(median(ratios), 0.05) << "unchanged resend";
+      EXPECT_LT(median(ttft_ratios[pos]), 0.1) << "unchanged resend, TTFT";
+      continue;
+    }
+    EXPECT_NEAR(median(ratios), 1.0 - std::stod(pos), 0.1) << pos << ": server prompt time";
+    EXPECT_NEAR(median(ttft_ratios[pos]), 1.0 - std::stod(pos), 0.15) << pos << ": TTFT";
+  }
+  const auto rep =
+      run_kvbench({"report", run_dir.string(), "--json", (results / "summary.json").string()});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("## Prefix reuse: the edit-position experiment"));
+  EXPECT_THAT(rep.out, HasSubstr("12 of 12 pairs complete"));
+  EXPECT_THAT(rep.out, HasSubstr("in 12 of 12 pairs the edited read's cache_n equalled"));
+  const auto summary = read_json(results / "summary.json");
+  const auto& positions = summary["prefix_reuse"]["positions"];
+  ASSERT_EQ(positions.size(), 4U);
+  EXPECT_EQ(positions[0]["edit_position"], "0.25");
+  EXPECT_EQ(positions[0]["lesson_ratio"], 0.78);
+  EXPECT_EQ(positions[3]["edit_position"], "none");
+  EXPECT_EQ(summary["conditions"][0]["calls"], 12) << "the table counts the cold reads only";
+}
+
+// The small model reads fast; one server thread keeps its reads steady on a busy machine.
+TEST(PrefixReuse, AVaryingLineCostsAFullReadFirstAndAlmostNothingLast) {
+  const fs::path results = fresh_dir("put_last");
+  const std::string scenario = write_file(results, "last.json", R"({
+    "name": "last", "server": {"model": "synthetic:small", "threads": 1},
+    "factors": {"prompt_tokens": [1024], "num_ctx": [1280],
+                "edit_position": ["timestamp_first", "timestamp_last", "question"]},
+    "repeats": 1, "warmup": 1, "max_tokens": 4 })");
+  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = read_calls(only_run_dir(results / "runs"));
+  const auto pairs = pairs_of(calls);
+  ASSERT_EQ(pairs.size(), 3U);
+  for (const auto& [id, p] : pairs) {
+    SCOPED_TRACE(p.edited->edit_position + " " + p.edited->edit);
+    expect_exact_reuse(p);
+    if (p.edited->edit_position == "question") {
+      // Only the question's last word changed: everything before it is reused.
+      EXPECT_THAT(p.edited->edit, HasSubstr("'river' -> '"));
+      EXPECT_GT(*p.edited->server.cache_n, 1000);
+      continue;
+    }
+    EXPECT_THAT(p.edited->edit, HasSubstr("'Current time: ")) << "the timestamp line changed";
+    if (p.edited->edit_position == "timestamp_first") {
+      // Only the unique first line and the timestamp's unchanged start are reused.
+      EXPECT_GT(*p.edited->server.prompt_n, 0.9 * *p.edited->prompt_tokens_counted);
+      EXPECT_GT(p.prompt_ms_ratio(), 0.8);
+    } else {
+      EXPECT_GT(*p.edited->server.cache_n, 1000);
+      EXPECT_LT(p.prompt_ms_ratio(), 0.1);
+    }
+  }
+  EXPECT_THAT(r.out, HasSubstr("Put what changes last: with a timestamp line at the start"));
+}
+
+TEST(PrefixReuse, RepeatedPromptTrapIsQuantifiedInTheReport) {
+  const fs::path results = fresh_dir("trap_report");
+  const std::string scenario = write_file(results, "trap.json", R"({
+    "name": "trap", "server": {"model": "synthetic:small", "threads": 1},
+    "factors": {"prompt_tokens": [1024], "num_ctx": [1280]}, "unique_first_line": false,
+    "repeats": 3, "block_repeats": 2, "warmup": 0, "max_tokens": 4 })");
+  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Repeated-prompt trap (1024 tokens): 4 timed calls read their "
+                               "prompt from the cache"));
+  EXPECT_THAT(r.out, HasSubstr("for the 2 read cold"));
+  const auto rep = run_kvbench({"report", only_run_dir(results / "runs").string(), "--json",
+                                (results / "summary.json").string()});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const auto trap = read_json(results / "summary.json")["prefix_reuse"]["trap"];
+  ASSERT_EQ(trap.size(), 1U);
+  EXPECT_GT(trap[0]["speedup"].get<double>(), 3.0) << "a cache hit is far faster than a read";
+}
+
+TEST(PrefixReuse, ShippedScenariosPlan) {
+  for (const char* name : {"prefix-reuse", "put-what-changes-last", "repeated-prompt-trap"}) {
+    const auto r =
+        run_kvbench({"plan", std::string(KVBENCH_SOURCE_DIR) + "/scenarios/" + name + ".json"});
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+  }
+  const auto r =
+      run_kvbench({"plan", std::string(KVBENCH_SOURCE_DIR) + "/scenarios/prefix-reuse.json"});
+  EXPECT_THAT(r.out, HasSubstr("pair 1 cold edit"));
+  EXPECT_THAT(r.out, HasSubstr("pair 1 edited edit"));
+}
+
+}  // namespace
+}  // namespace kvbench::itest
