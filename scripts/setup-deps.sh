@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libboost-math-dev libcpp-httplib-dev
   patchelf debian-archive-keyring clang-format
+  clang-14 libclang-rt-14-dev
   python3 python3-matplotlib
 )
 

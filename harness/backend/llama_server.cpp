@@ -1,10 +1,13 @@
 #include "harness/backend/llama_server.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/utf8.h"
 #include "harness/http/sse.h"
 
 namespace kvbench::backend {
@@ -41,6 +44,28 @@ std::string error_text(const json& e) {
   return e.dump();
 }
 
+// An error event; its message is never empty and always valid UTF-8 (it goes into a record).
+CompletionEvent error_event(const std::string& message) {
+  CompletionEvent ev;
+  ev.type = CompletionEvent::Type::error;
+  ev.error =
+      message.empty() ? "the server sent an error event without a message" : valid_utf8(message);
+  return ev;
+}
+
+// An integer member in 0..INT_MAX, such as a token count; std::nullopt when absent or not one.
+std::optional<int> count_member(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) {
+    return std::nullopt;
+  }
+  const double v = it->get<double>();
+  if (!(v >= 0 && v <= std::numeric_limits<int>::max()) || v != std::floor(v)) {
+    return std::nullopt;
+  }
+  return static_cast<int>(v);
+}
+
 }  // namespace
 
 CompletionEvent decode_completion_event(std::string_view event_name, std::string_view data) {
@@ -50,26 +75,20 @@ CompletionEvent decode_completion_event(std::string_view event_name, std::string
   }
   json j = json::parse(data, nullptr, false);
   if (event_name == "error") {
-    ev.type = CompletionEvent::Type::error;
-    ev.error =
-        j.is_discarded() ? std::string(data) : error_text(j.contains("error") ? j["error"] : j);
-    return ev;
+    return error_event(j.is_discarded() ? std::string(data)
+                                        : error_text(j.contains("error") ? j["error"] : j));
   }
   if (j.is_discarded() || !j.is_object()) {
-    ev.type = CompletionEvent::Type::error;
-    ev.error = fmt::format("malformed stream event: {:.200}", data);
-    return ev;
+    return error_event(fmt::format("malformed stream event: {:.200}", data));
   }
   if (j.contains("error")) {
-    ev.type = CompletionEvent::Type::error;
-    ev.error = error_text(j["error"]);
-    return ev;
+    return error_event(error_text(j["error"]));
   }
   ev.tokens = tokens_in(j);
-  if (j.contains("tokens_predicted") && j["tokens_predicted"].is_number_integer()) {
-    ev.tokens_predicted = j["tokens_predicted"].get<int>();
+  if (const auto n = count_member(j, "tokens_predicted")) {
+    ev.tokens_predicted = n;
   }
-  if (j.value("stop", false)) {
+  if (j.contains("stop") && j["stop"].is_boolean() && j["stop"].get<bool>()) {
     ev.type = CompletionEvent::Type::final;
     ev.timings = j.value("timings", json::object());
   } else {
@@ -90,15 +109,9 @@ ServerTiming parse_timings(const json& t) {
     }
     return std::nullopt;
   };
-  if (auto v = num("prompt_n")) {
-    s.prompt_n = static_cast<int>(*v);
-  }
-  if (auto v = num("cache_n")) {
-    s.cache_n = static_cast<int>(*v);
-  }
-  if (auto v = num("predicted_n")) {
-    s.predicted_n = static_cast<int>(*v);
-  }
+  s.prompt_n = count_member(t, "prompt_n");
+  s.cache_n = count_member(t, "cache_n");
+  s.predicted_n = count_member(t, "predicted_n");
   s.prompt_ms = num("prompt_ms");
   s.predicted_ms = num("predicted_ms");
   if (s.predicted_n && s.predicted_ms && *s.predicted_ms > 0) {

@@ -33,7 +33,8 @@ struct CompletionEvent {
 // the server holds back bytes of an incomplete UTF-8 character, so one event can carry several
 // tokens); the event with "stop": true is final; an "error" event or a
 // data object with an "error" member is an error; "[DONE]" and anything else is ignored.
-// Malformed JSON is an error event whose message says so.
+// Malformed JSON is an error event whose message says so. Never throws; an error's message is
+// never empty and always valid UTF-8; tokens_predicted is set only for an integer in 0..INT_MAX.
 CompletionEvent decode_completion_event(std::string_view event_name, std::string_view data);
 
 // Normalises llama-server's "timings" object; `raw` keeps it as reported.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/error.h"
+#include "harness/core/utf8.h"
 
 namespace kvbench::http {
 namespace {
@@ -86,7 +87,7 @@ std::string error_message_from_body(long http_status, std::string_view body) {
       return message;
     }
   }
-  return std::string(text.substr(0, kMaxPlainErrorBytes));
+  return valid_utf8(text.substr(0, kMaxPlainErrorBytes));  // it goes into a JSON record
 }
 
 }  // namespace kvbench::http

@@ -87,8 +87,8 @@ class Transport {
 };
 
 // The message of an error response body: llama-server's {"error":{"message":..}}, Ollama's
-// {"error":".."}, a top-level {"message":..}, else the trimmed text (at most 512 bytes), else
-// "HTTP <status>" for an empty body. Pure.
+// {"error":".."}, a top-level {"message":..}, else the trimmed text (at most 512 bytes, invalid
+// UTF-8 replaced by U+FFFD), else "HTTP <status>" for an empty body. Pure.
 std::string error_message_from_body(long http_status, std::string_view body);
 
 }  // namespace kvbench::http

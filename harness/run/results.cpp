@@ -50,7 +50,7 @@ fs::path create_run_dir(const fs::path& results_root, const std::string& scenari
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
   const fs::path tmp = path.string() + ".tmp";
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
@@ -87,7 +87,9 @@ RecordWriter::~RecordWriter() {
 }
 
 void RecordWriter::append(const CallRecord& r) {
-  const std::string line = to_json(r).dump() + "\n";
+  // Server text is not always valid UTF-8: replace bad bytes rather than lose the record.
+  const std::string line =
+      to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     throw Error(fmt::format("cannot append to {}: {}", path_.string(), std::strerror(errno)));
   }

@@ -83,10 +83,11 @@ class Locator {
     if (c == '"') {
       return string(nullptr);
     }
+    const std::size_t start = i_;
     while (!at_end() && std::string_view(",]} \t\r\n/").find(s_[i_]) == std::string_view::npos) {
       advance();
     }
-    return true;
+    return i_ > start;  // nothing read (a stray '}' or '/'): a syntax error, not an empty value
   }
 
   bool object(const std::string& path) {

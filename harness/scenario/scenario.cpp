@@ -408,7 +408,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   json doc;
   try {
     doc = json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
   Checker c(source, text);

@@ -35,6 +35,34 @@ TEST(DecodeEvent, PartialFinalErrorAndIgnored) {
   EXPECT_THAT(bad.error, ::testing::HasSubstr("malformed stream event"));
 }
 
+// Found by fuzzing: each of these threw, broke the measurement arithmetic, or gave a message that
+// could not be written into calls.jsonl.
+TEST(DecodeEvent, HostileEventsStayData) {
+  const auto stop_number = decode_completion_event("message", R"({"content":"a","stop":1})");
+  EXPECT_EQ(stop_number.type, Type::partial);  // "stop" must be true, not truthy; it threw
+  EXPECT_EQ(stop_number.tokens, 1);
+  EXPECT_FALSE(
+      decode_completion_event("message", R"({"tokens_predicted":-2147483648})").tokens_predicted);
+  EXPECT_FALSE(
+      decode_completion_event("message", R"({"tokens_predicted":1e300})").tokens_predicted);
+  const auto empty = decode_completion_event("error", "");
+  EXPECT_EQ(empty.type, Type::error);
+  EXPECT_EQ(empty.error, "the server sent an error event without a message");
+  EXPECT_EQ(decode_completion_event("message", R"({"error":""})").error,
+            "the server sent an error event without a message");
+  EXPECT_EQ(decode_completion_event("error", "bad \xff byte").error, "bad \xEF\xBF\xBD byte");
+  EXPECT_EQ(decode_completion_event("message", "\xC3").error,
+            "malformed stream event: \xEF\xBF\xBD");
+}
+
+TEST(ParseTimings, CountsOutsideIntAreAbsent) {
+  const auto s = parse_timings({{"prompt_n", 1e300}, {"cache_n", -1}, {"predicted_n", 2.5}});
+  EXPECT_FALSE(s.prompt_n);
+  EXPECT_FALSE(s.cache_n);
+  EXPECT_FALSE(s.predicted_n);
+  EXPECT_EQ(parse_timings({{"prompt_n", 2147483647}}).prompt_n, 2147483647);
+}
+
 TEST(ParseTimings, NormalisesAndKeepsRaw) {
   const nlohmann::json t = {{"cache_n", 10},
                             {"prompt_n", 1},

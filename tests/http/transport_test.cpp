@@ -49,6 +49,14 @@ TEST(ErrorMessageFromBody, TopLevelMessage) {
   EXPECT_EQ(error_message_from_body(400, R"({"message":"bad field","code":400})"), "bad field");
 }
 
+TEST(ErrorMessageFromBody, PlainTextIsValidUtf8) {
+  // Found by fuzzing: a binary body, or one cut at 512 bytes inside a character, gave a message
+  // that could not be written into calls.jsonl.
+  EXPECT_EQ(error_message_from_body(502, "bad \xff gateway"), "bad \xEF\xBF\xBD gateway");
+  const std::string long_body = std::string(511, 'x') + "\xC3\xA9";
+  EXPECT_EQ(error_message_from_body(500, long_body), std::string(511, 'x') + "\xEF\xBF\xBD");
+}
+
 TEST(ErrorMessageFromBody, JsonWithoutAMessageIsKeptAsText) {
   EXPECT_EQ(error_message_from_body(500, R"( {"error":{"code":500}} )"),
             R"({"error":{"code":500}})");

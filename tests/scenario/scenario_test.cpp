@@ -200,6 +200,26 @@ TEST(Locate, LinesOfEveryValueWithCommentsAndStrings) {
   EXPECT_EQ(lines.at("factors.prompt_tokens[2]"), 6);
 }
 
+TEST(Scenario, NumberTooLargeForADoubleIsAnInputError) {
+  // Found by fuzzing: the JSON library reports this as out_of_range, not as a parse error.
+  try {
+    parse_scenario(R"({"name": "x", "seed": 1e999})", "big.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("big.json: not valid JSON: "));
+    EXPECT_THAT(e.what(), HasSubstr("number overflow parsing '1e999'"));
+  }
+}
+
+TEST(Locate, StopsAtAStrayCharacterInAnArray) {
+  // Found by fuzzing: a '}' or '/' where an array element belongs used to loop forever.
+  const auto lines = value_lines("{\"args\": [1, } \"b\": 2}");
+  EXPECT_EQ(lines.size(), 4U);  // "", "args", "args[0]", "args[1]"
+  EXPECT_EQ(lines.at("args[0]"), 1);
+  EXPECT_EQ(lines.at("args[1]"), 1);
+  EXPECT_EQ(value_lines("[/]").size(), 2U);
+}
+
 TEST(Scenario, ProblemsNameTheirLine) {
   try {
     parse_scenario(

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the unit tests with AddressSanitizer and UndefinedBehaviorSanitizer (Debug, into
+# build-sanitize/) and runs them; any sanitizer report fails the run. Extra arguments go to ctest.
+# KVBENCH_SANITIZE_BUILD_DIR overrides the build folder; ccache is used when installed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${KVBENCH_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+jobs=${KVBENCH_JOBS:-$(nproc)}
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKVBENCH_SANITIZE=address,undefined \
+  -DKVBENCH_BENCH=OFF -DKVBENCH_WERROR=ON "${launcher[@]}" >/dev/null
+
+# Only the unit test executables (tests/<module>/), not the kvbench binary or the integration tests.
+targets=()
+for dir in "$root"/tests/*/; do
+  name=$(basename "$dir")
+  if [ -f "$dir/CMakeLists.txt" ] && [ "$name" != integration ] && [ "$name" != bench ] &&
+    [ "$name" != fuzz ]; then
+    targets+=("test_$name")
+  fi
+done
+cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+
+cd "$build"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest -L unit --output-on-failure --timeout 600 -j "$jobs" "$@"

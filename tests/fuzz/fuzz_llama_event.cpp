@@ -1,0 +1,102 @@
+// libFuzzer target for llama-server's stream decoding. The input is used twice: split at its
+// first '\n' into an event name and data for decode_completion_event, and whole as the body of
+// a /completion stream that LlamaServerBackend::complete reads through a fake transport in
+// chunks derived from the input; and as an HTTP error body for error_message_from_body. Nothing
+// may throw; every message must be recordable as JSON.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend/llama_server.h"
+#include "harness/http/transport.h"
+#include "tests/fuzz/fuzz_support.h"
+
+namespace {
+
+using kvbench::backend::CompletionEvent;
+using kvbench::fuzz::check;
+
+// Answers every stream with the given chunks, one nanosecond apart.
+class ChunkTransport final : public kvbench::http::Transport {
+ public:
+  explicit ChunkTransport(std::vector<std::string_view> chunks) : chunks_(std::move(chunks)) {}
+  kvbench::http::Result stream(const kvbench::http::Request& /*req*/,
+                               const kvbench::http::ChunkSink& sink) override {
+    kvbench::http::Result r;
+    r.http_status = 200;
+    r.started = kvbench::Nanos{1};
+    std::int64_t t = 1;
+    for (const std::string_view chunk : chunks_) {
+      ++t;
+      r.first_byte = r.first_byte == kvbench::Nanos{0} ? kvbench::Nanos{t} : r.first_byte;
+      if (!sink(chunk, kvbench::Nanos{t})) {
+        r.outcome = kvbench::http::Outcome::aborted;
+        r.error = "aborted by the sink";
+        break;
+      }
+    }
+    r.finished = kvbench::Nanos{t + 1};
+    return r;
+  }
+  kvbench::http::Result fetch(const kvbench::http::Request& /*req*/) override {
+    return kvbench::http::Result{};
+  }
+
+ private:
+  std::vector<std::string_view> chunks_;
+};
+
+// True when `text` can be written into a JSON record (valid UTF-8).
+bool recordable(const std::string& text) {
+  try {
+    static_cast<void>(nlohmann::json(text).dump());
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+void check_event(std::string_view text) {
+  const std::size_t nl = text.find('\n');
+  const std::string_view name = nl == std::string_view::npos ? "message" : text.substr(0, nl);
+  const std::string_view data = nl == std::string_view::npos ? text : text.substr(nl + 1);
+  const CompletionEvent ev = kvbench::backend::decode_completion_event(name, data);
+  check(ev.tokens >= 0, "an event carries no negative token count");
+  check(!ev.tokens_predicted || *ev.tokens_predicted >= 0, "tokens_predicted is never negative");
+  check((ev.type == CompletionEvent::Type::error) == !ev.error.empty(),
+        "an error event, and only an error event, has a message");
+  check(recordable(ev.error), "an error message is valid UTF-8");
+  check(ev.type == CompletionEvent::Type::final || ev.timings.is_null(),
+        "only the final event has timings");
+  if (data == "[DONE]") {
+    check(ev.type == CompletionEvent::Type::ignored, "[DONE] is ignored");
+  }
+  static_cast<void>(kvbench::backend::parse_timings(ev.timings));
+}
+
+void check_stream(std::string_view text) {
+  ChunkTransport transport(kvbench::fuzz::random_chunks(text, kvbench::fuzz::hash(text, 3)));
+  kvbench::backend::LlamaServerBackend backend(transport, "http://127.0.0.1:1", "");
+  const kvbench::backend::CallResult r = backend.complete({});
+  check(r.trace.token_arrivals.size() == r.trace.token_counts.size(), "one count per arrival");
+  for (const int n : r.trace.token_counts) {
+    check(n > 0, "only events with tokens are traced");
+  }
+  check((r.outcome == "ok") == r.error.empty(), "a failed call, and only one, has a message");
+  check(recordable(r.error), "a call's error message is valid UTF-8");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text = kvbench::fuzz::as_text(data, size);
+  check_event(text);
+  check_stream(text);
+  check(recordable(kvbench::http::error_message_from_body(500, text)),
+        "an HTTP error body gives a valid UTF-8 message");
+  return 0;
+}
