@@ -151,6 +151,22 @@ std::vector<T> factor_list(Checker& c, const json& v, const std::string& path, F
   return out;
 }
 
+// Flags kvbench sets itself on a managed server: the address it binds to (always 127.0.0.1),
+// the factors it varies, and the API key (handed over in the environment, never on a command
+// line). A scenario may not override them through server.args.
+void check_server_arg(Checker& c, const std::string& path, const std::string& arg) {
+  static const std::vector<std::string> kReserved = {
+      "--host", "--port",       "-m",        "--model",        "-c",   "--ctx-size",
+      "-np",    "--parallel",   "-ctk",      "--cache-type-k", "-ctv", "--cache-type-v",
+      "-fa",    "--flash-attn", "--api-key", "--api-key-file", "-t",   "--threads"};
+  const std::string flag = arg.substr(0, arg.find('='));
+  if (std::find(kReserved.begin(), kReserved.end(), flag) != kReserved.end()) {
+    c.problem(path, fmt::format("'{}' is set by kvbench itself (the server binds to 127.0.0.1; "
+                                "factors, threads and the API key have their own fields)",
+                                flag));
+  }
+}
+
 void parse_server(Checker& c, const json& v, ServerSpec& s) {
   if (!v.is_object()) {
     c.problem("server", fmt::format("expected an object, got {}", Checker::describe(v)));
@@ -191,7 +207,9 @@ void parse_server(Checker& c, const json& v, ServerSpec& s) {
       c.problem("server.args", "expected an array of strings, one per argument");
     } else {
       for (std::size_t i = 0; i < v["args"].size(); ++i) {
-        if (auto a = c.string(v["args"][i], fmt::format("server.args[{}]", i), false)) {
+        const std::string path = fmt::format("server.args[{}]", i);
+        if (auto a = c.string(v["args"][i], path, false)) {
+          check_server_arg(c, path, *a);
           s.args.push_back(*a);
         }
       }

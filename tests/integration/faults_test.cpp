@@ -12,6 +12,7 @@
 #include "harness/process/child.h"
 #include "tests/integration/harness.h"
 #include <signal.h>
+#include <unistd.h>
 
 namespace kvbench::itest {
 namespace {
@@ -208,6 +209,34 @@ TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
   ASSERT_EQ(calls.size(), 1U);
   EXPECT_EQ(calls[0].outcome, "server_start_error");
   EXPECT_THAT(calls[0].error, ::testing::HasSubstr("exited with code 3"));
+}
+
+TEST(Faults, ApiKeyIsUsedButNeverWrittenAnywhere) {
+  const fs::path dir = fresh_dir("apikey");
+  const std::string secret = "kvb-secret-" + std::to_string(::getpid()) + "-7f3a9c";
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "key",
+    "server": {"model": "synthetic:tiny", "api_key_env": "KVBENCH_TEST_API_KEY"},
+    "factors": {"prompt_tokens": [64, 128], "num_ctx": 1024}, "repeats": 1, "max_tokens": 4})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string()}, 600,
+                             {{"KVBENCH_TEST_API_KEY", secret}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run_dir = only_run_dir(dir / "runs");
+  for (const auto& c : read_calls(run_dir)) {
+    EXPECT_EQ(c.outcome, "ok") << "the server demands the key: " << c.error;
+  }
+  EXPECT_EQ(r.out.find(secret), std::string::npos);
+  EXPECT_EQ(r.err.find(secret), std::string::npos);
+  const auto rep = run_kvbench({"report", run_dir.string(), "--json", (dir / "r.json").string(),
+                                "--calls-csv", (dir / "c.csv").string()});
+  EXPECT_EQ(rep.out.find(secret), std::string::npos);
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename() == "s.json") {
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find(secret), std::string::npos) << e.path() << " holds the API key";
+  }
 }
 
 }  // namespace

@@ -24,12 +24,14 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s) {
+KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s,
+                          const std::vector<std::pair<std::string, std::string>>& env) {
   process::SpawnSpec spec;
   spec.argv = {KVBENCH_BINARY};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env_set = {{"KVBENCH_MODELS_DIR", std::string(KVBENCH_BUILD_DIR) + "/models"},
                   {"KVBENCH_LLAMA_SERVER", llama_server_path()}};
+  spec.env_set.insert(spec.env_set.end(), env.begin(), env.end());
   const auto r = process::run_capture(spec, std::chrono::seconds(timeout_s));
   KvbenchResult out;
   out.out = r.stdout_text;

@@ -26,7 +26,9 @@ std::string llama_server_path();
 std::filesystem::path fresh_dir(const std::string& name);
 
 // Runs `kvbench args...` with synthetic models cached in the build's models folder.
-KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s = 600);
+// `env` adds variables to kvbench's environment.
+KvbenchResult run_kvbench(const std::vector<std::string>& args, int timeout_s = 600,
+                          const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // Writes scenario text to dir/name and returns the path.
 std::string write_file(const std::filesystem::path& dir, const std::string& name,
