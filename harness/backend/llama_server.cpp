@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/backend/json_error.h"
 #include "harness/core/error.h"
 #include "harness/core/utf8.h"
 #include "harness/http/sse.h"
@@ -32,16 +33,6 @@ int tokens_in(const json& j) {
     return 1;
   }
   return 0;
-}
-
-std::string error_text(const json& e) {
-  if (e.is_string()) {
-    return e.get<std::string>();
-  }
-  if (e.is_object() && e.contains("message") && e["message"].is_string()) {
-    return e["message"].get<std::string>();
-  }
-  return e.dump();
 }
 
 // An error event; its message is never empty and always valid UTF-8 (it goes into a record).

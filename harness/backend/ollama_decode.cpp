@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/backend/json_error.h"
 #include "harness/backend/ollama.h"
 #include "harness/core/error.h"
 #include "harness/gguf/gguf.h"
@@ -18,16 +19,6 @@ namespace {
 
 json options_for(int num_ctx, int num_predict, std::uint64_t seed) {
   return {{"num_ctx", num_ctx}, {"num_predict", num_predict}, {"temperature", 0.0}, {"seed", seed}};
-}
-
-std::string error_text(const json& e) {
-  if (e.is_string()) {
-    return e.get<std::string>();
-  }
-  if (e.is_object() && e.contains("message") && e["message"].is_string()) {
-    return e["message"].get<std::string>();
-  }
-  return e.dump();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "harness/core/text.h"
 #include "harness/process/child.h"
 #include "harness/process/run_capture.h"
 
@@ -12,15 +13,6 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1024ULL * 1024;
 constexpr std::chrono::milliseconds kQueryTimeout{10000};
-
-std::string_view trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  const size_t end = text.find_last_not_of(" \t\r");
-  return text.substr(begin, end - begin + 1);
-}
 
 // Splits at the first `count` commas: count + 1 trimmed fields, or fewer when commas are missing.
 std::vector<std::string_view> split_fields(std::string_view line, size_t count) {

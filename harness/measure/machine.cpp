@@ -5,21 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/core/text.h"
 #include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 namespace kvbench::measure {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) {
-    return {};
-  }
-  const size_t end = text.find_last_not_of(" \t\r");
-  return text.substr(begin, end - begin + 1);
-}
 
 // The trimmed value of the first "key<sep>value" line whose trimmed key equals `key`.
 std::optional<std::string_view> find_value(std::string_view text, std::string_view key,

@@ -51,6 +51,23 @@ bool wait_until(const std::function<bool()>& done, int seconds) {
   return done();
 }
 
+// The run folder under `runs` once its calls.jsonl holds `n` records; empty after 300 s.
+fs::path wait_for_records(const fs::path& runs, std::size_t n) {
+  fs::path run_dir;
+  const bool ok = wait_until(
+      [&] {
+        if (!fs::exists(runs)) {
+          return false;
+        }
+        for (const auto& e : fs::directory_iterator(runs)) {
+          run_dir = e.path();
+        }
+        return !run_dir.empty() && lines_in(run_dir / "calls.jsonl") >= n;
+      },
+      300);
+  return ok ? run_dir : fs::path();
+}
+
 void expect_each_planned_call_once(const fs::path& run_dir) {
   const auto run = read_json(run_dir / "run.json");
   std::size_t planned = 0;
@@ -73,18 +90,8 @@ TEST(Faults, SigintKeepsWhatWasMeasuredAndResumeCompletesThePlan) {
   const fs::path dir = fresh_dir("sigint");
   const std::string scenario = write_file(dir, "long.json", kLongRun);
   auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, dir / "log");
-  fs::path run_dir;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        if (!fs::exists(dir / "runs")) {
-          return false;
-        }
-        for (const auto& e : fs::directory_iterator(dir / "runs")) {
-          run_dir = e.path();
-        }
-        return !run_dir.empty() && lines_in(run_dir / "calls.jsonl") >= 4;
-      },
-      300));
+  const fs::path run_dir = wait_for_records(dir / "runs", 4);
+  ASSERT_FALSE(run_dir.empty()) << "no records appeared";
   ASSERT_EQ(::kill(kv.pid(), SIGINT), 0);
   const auto status = kv.wait_for(milliseconds(30000));
   ASSERT_TRUE(status) << "kvbench did not stop after SIGINT";
@@ -130,18 +137,8 @@ TEST(Faults, ServerKilledMidBlockIsRestartedAndTheRunCompletes) {
     "factors": {"prompt_tokens": [300, 600, 900], "num_ctx": [2048]},
     "repeats": 6, "warmup": 1, "max_tokens": 16})");
   auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, dir / "log");
-  fs::path run_dir;
-  ASSERT_TRUE(wait_until(
-      [&] {
-        if (!fs::exists(dir / "runs")) {
-          return false;
-        }
-        for (const auto& e : fs::directory_iterator(dir / "runs")) {
-          run_dir = e.path();
-        }
-        return !run_dir.empty() && lines_in(run_dir / "calls.jsonl") >= 4;
-      },
-      300));
+  const fs::path run_dir = wait_for_records(dir / "runs", 4);
+  ASSERT_FALSE(run_dir.empty()) << "no records appeared";
   const auto servers = processes_with("kill9-model.gguf");
   ASSERT_FALSE(servers.empty());
   for (int pid : servers) {
