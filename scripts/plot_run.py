@@ -1,0 +1,404 @@
+#!/usr/bin/python3
+"""Plots of one kvbench run, as PNG and SVG, and an HTML page with the PNGs embedded.
+
+Usage: scripts/plot_run.py RUN_DIR [--out DIR] [--kvbench PATH | --summary FILE]
+
+Reads the run's summary (the JSON `kvbench report RUN_DIR --json FILE` writes; the script runs
+that itself unless --summary names one) and RUN_DIR/calls.jsonl. Writes into DIR (default
+RUN_DIR/plots) every plot whose data the run has:
+  ttft.{png,svg}          TTFT against prompt tokens: each call, and the median per condition;
+  decode.{png,svg}        decode rate against prompt tokens with the drift-corrected fit line
+                          (intercept + prompt slope at t = 0) and its 95% band;
+  memory.{png,svg}        KV memory against num_ctx with the arithmetic line per cache type,
+                          when the run varied num_ctx;
+  prefix_reuse.{png,svg}  second-read ratio against edit position with the 1 - f line and the
+                          lesson's points;
+  index.html              one page: the run's name, server and model, every PNG with a caption.
+Needs Debian's python3-matplotlib. Exit status 2 on bad input, 1 when kvbench report fails.
+"""
+
+import argparse
+import base64
+import html
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+MIB = 1024.0 * 1024.0
+
+
+class InputError(Exception):
+    """Bad input named for the user (exit 2)."""
+
+
+def load_summary(run_dir, kvbench, summary_path):
+    """The run's summary JSON: from --summary, or from `kvbench report RUN_DIR --json`."""
+    if summary_path:
+        with open(summary_path, encoding="utf-8") as f:
+            return json.load(f)
+    if not os.access(kvbench, os.X_OK):
+        raise InputError(f"{kvbench}: no kvbench binary there (give --kvbench PATH or --summary FILE)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "summary.json")
+        proc = subprocess.run([kvbench, "report", run_dir, "--json", out],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0 or not os.path.exists(out):
+            sys.stderr.write(proc.stderr)
+            raise RuntimeError(f"kvbench report {run_dir} --json failed (exit {proc.returncode})")
+        with open(out, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def load_calls(run_dir):
+    """The records of RUN_DIR/calls.jsonl, in file order."""
+    path = os.path.join(run_dir, "calls.jsonl")
+    if not os.path.exists(path):
+        raise InputError(f"{path}: missing (is {run_dir} a kvbench run folder?)")
+    calls = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    calls.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise InputError(f"{path}:{n}: not JSON ({e.msg})") from e
+    return calls
+
+
+def ok_calls(calls, kinds=("timed",)):
+    """Calls of the given kinds that completed."""
+    return [c for c in calls if c.get("kind") in kinds and c.get("outcome", "ok") == "ok"]
+
+
+def nested(record, *keys):
+    """record[k0][k1]... or None where any level is missing or null."""
+    for k in keys:
+        if not isinstance(record, dict) or record.get(k) is None:
+            return None
+        record = record[k]
+    return record
+
+
+def condition_label(call, multi_ctx, multi_type):
+    parts = []
+    if multi_ctx:
+        parts.append(f"num_ctx {call.get('num_ctx')}")
+    if multi_type:
+        parts.append(str(call.get("cache_type")))
+    return ", ".join(parts) or "calls"
+
+
+def group_by_condition(calls):
+    """{label: [calls]} by num_ctx and cache type, labelled only by what varied."""
+    multi_ctx = len({c.get("num_ctx") for c in calls}) > 1
+    multi_type = len({c.get("cache_type") for c in calls}) > 1
+    groups = {}
+    for c in calls:
+        groups.setdefault(condition_label(c, multi_ctx, multi_type), []).append(c)
+    return groups
+
+
+def save(fig, out_dir, name):
+    """Writes NAME.png and NAME.svg; returns the PNG's path."""
+    fig.tight_layout()
+    png = os.path.join(out_dir, name + ".png")
+    fig.savefig(png, dpi=110)
+    fig.savefig(os.path.join(out_dir, name + ".svg"))
+    plt.close(fig)
+    return png
+
+
+def scatter_with_medians(ax, calls, value):
+    """Each call as a faint point and the median per prompt length as a line, per condition."""
+    for i, (label, group) in enumerate(sorted(group_by_condition(calls).items())):
+        colour = f"C{i}"
+        pts = [(c["prompt_tokens"], value(c)) for c in group if value(c) is not None]
+        if not pts:
+            continue
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, alpha=0.45, color=colour,
+                   label=f"{label}: each call")
+        by_len = {}
+        for x, y in pts:
+            by_len.setdefault(x, []).append(y)
+        xs = sorted(by_len)
+        ax.plot(xs, [statistics.median(by_len[x]) for x in xs], "o-", color=colour, ms=5,
+                label=f"{label}: median")
+
+
+def plot_ttft(calls, out_dir):
+    timed = [c for c in ok_calls(calls) if nested(c, "client", "ttft_ms") is not None]
+    if not timed:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    scatter_with_medians(ax, timed, lambda c: nested(c, "client", "ttft_ms"))
+    ax.set_xlabel("prompt tokens")
+    ax.set_ylabel("time to first token (ms)")
+    ax.set_title("TTFT against prompt length")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "ttft"), (
+        "Time to first token against prompt tokens: every timed call (faint) and the median per "
+        "prompt length. Absolute times belong to this machine and server.")
+
+
+def find_model(summary, metric):
+    for m in nested(summary, "analysis", "models") or []:
+        if m.get("metric") == metric:
+            return m
+    return None
+
+
+def fit_line_band(linear, xs_ktokens):
+    """Line and 95% band of intercept + prompt_ktokens slope at t_min = 0, at the reference
+    levels of any categorical factor. Returns (line, lower, upper, source) or None.
+
+    The band is the confidence interval of the mean: x0' V x0 with x0 = (1, k, 0, ...) and V the
+    coefficient covariance the report writes (analysis.models[].fit.linear.covariance), times
+    t_critical. Older summaries without the covariance get it from the coefficient CIs instead:
+    se = (upper - lower) / (2 t) for intercept and slope, taken as uncorrelated, which ignores
+    their (usually negative) covariance and so draws a wider band away from the data's centre."""
+    coefs = linear.get("coefficients") or []
+    names = [c.get("name") for c in coefs]
+    if "intercept" not in names or "prompt_ktokens" not in names:
+        return None
+    i0, i1 = names.index("intercept"), names.index("prompt_ktokens")
+    b0, b1 = coefs[i0]["estimate"], coefs[i1]["estimate"]
+    t = linear.get("t_critical") or 1.96
+    line = [b0 + b1 * k for k in xs_ktokens]
+    cov = linear.get("covariance")
+    if cov and len(cov) == len(coefs):
+        var = [cov[i0][i0] + 2 * k * cov[i0][i1] + k * k * cov[i1][i1] for k in xs_ktokens]
+        source = "coefficient covariance"
+    else:
+        def se(c):
+            lower, upper = ci_bounds(c.get("ci"), c["estimate"])
+            return (upper - lower) / (2 * t)
+        s0, s1 = se(coefs[i0]), se(coefs[i1])
+        var = [s0 * s0 + k * k * s1 * s1 for k in xs_ktokens]
+        source = "coefficient CIs (covariance not in the summary)"
+    half = [t * math.sqrt(max(v, 0.0)) for v in var]
+    return line, [l - h for l, h in zip(line, half)], [l + h for l, h in zip(line, half)], source
+
+
+def plot_decode(summary, calls, out_dir):
+    timed = [c for c in ok_calls(calls) if nested(c, "client", "decode_tps") is not None]
+    if not timed:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    scatter_with_medians(ax, timed, lambda c: nested(c, "client", "decode_tps"))
+    probes = [c for c in ok_calls(calls, ("probe",)) if nested(c, "client", "decode_tps")]
+    if probes:
+        ax.scatter([c["prompt_tokens"] for c in probes], [c["client"]["decode_tps"] for c in probes],
+                   marker="x", s=18, color="grey", label="drift probes")
+    caption = "Decode rate against prompt tokens: every timed call and the median per length."
+    model = find_model(summary, "decode_tps")
+    linear = nested(model, "fit", "linear") if model else None
+    xs = [c["prompt_tokens"] for c in timed]
+    if linear and min(xs) < max(xs):
+        grid = [min(xs) + (max(xs) - min(xs)) * i / 50 for i in range(51)]
+        fitted = fit_line_band(linear, [x / 1000.0 for x in grid])
+        if fitted:
+            line, lower, upper, source = fitted
+            level = int(round(100 * (linear.get("level") or 0.95)))
+            ax.plot(grid, line, "k-", lw=1.5, label="fit, drift removed (t = 0)")
+            ax.fill_between(grid, lower, upper, color="k", alpha=0.12, label=f"{level}% band")
+            caption += (f" The line is the linear fit's intercept plus its prompt slope at t = 0 "
+                        f"(drift removed), with its {level}% confidence band from the {source}.")
+    ax.set_xlabel("prompt tokens")
+    ax.set_ylabel("decode rate (tokens/s)")
+    ax.set_title("Decode rate against prompt length")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "decode"), caption
+
+
+def plot_memory(summary, out_dir):
+    blocks = nested(summary, "memory", "blocks") or []
+    if len({b.get("num_ctx") for b in blocks}) < 2:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    types = sorted({b.get("cache_type") for b in blocks})
+    drawn = False
+    for i, kind in enumerate(types):
+        rows = sorted((b for b in blocks if b.get("cache_type") == kind), key=lambda b: b["num_ctx"])
+        colour = f"C{i}"
+        arith = [(b["num_ctx"], b["kv_arithmetic_bytes"] / MIB) for b in rows
+                 if b.get("kv_arithmetic_bytes") is not None]
+        if arith:
+            ax.plot([a[0] for a in arith], [a[1] for a in arith], "-", color=colour,
+                    label=f"{kind}: arithmetic")
+            drawn = True
+        for key, marker, what in (("kv_logged_bytes", "o", "KV buffer (server log)"),
+                                  ("rss_after_load_bytes", "s", "RSS after load")):
+            pts = [(b["num_ctx"], b[key] / MIB) for b in rows if b.get(key) is not None]
+            if pts:
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour,
+                           facecolors="none" if marker == "s" else colour, label=f"{kind}: {what}")
+                drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("num_ctx (tokens)")
+    ax.set_ylabel("MiB")
+    ax.set_title("Memory against the context window")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "memory"), (
+        "KV-cache memory against num_ctx per cache type: the KV buffer the server logged (filled "
+        "circles) and process RSS after load (open squares), beside the line the cache type's "
+        "arithmetic gives (layers x KV heads x head size x bytes per number x cells).")
+
+
+def position_x(row):
+    """Where a prefix-reuse row sits on the edit-position axis: its fraction, or 1 - (1 - f)."""
+    pos = row.get("edit_position")
+    try:
+        return float(pos)
+    except (TypeError, ValueError):
+        omf = row.get("one_minus_f")
+        return 1.0 - omf if omf is not None else 1.0
+
+
+def ci_bounds(ci, value):
+    """(lower, upper) of a summary CI ({level, lower, upper} or [lower, upper]); (value, value)
+    when the run had too few pairs for one."""
+    if isinstance(ci, dict) and ci.get("lower") is not None and ci.get("upper") is not None:
+        return ci["lower"], ci["upper"]
+    if isinstance(ci, list) and len(ci) == 2 and None not in ci:
+        return ci[0], ci[1]
+    return value, value
+
+
+def plot_prefix(summary, out_dir):
+    positions = nested(summary, "prefix_reuse", "positions") or []
+    rows = [r for r in positions if r.get("prompt_ms_ratio") is not None]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot([0, 1], [1, 0], "k--", lw=1, label="1 - f (reuse up to the first difference)")
+    pairs = [p for p in nested(summary, "prefix_reuse", "pairs") or []
+             if p.get("prompt_ms_ratio") is not None]
+    if pairs:
+        ax.scatter([position_x(p) for p in pairs], [p["prompt_ms_ratio"] for p in pairs], s=12,
+                   alpha=0.4, color="C0", label="each pair")
+    xs = [position_x(r) for r in rows]
+    ys = [r["prompt_ms_ratio"] for r in rows]
+    cis = [ci_bounds(r.get("prompt_ms_ci"), y) for y, r in zip(ys, rows)]
+    lo = [max(y - c[0], 0.0) for y, c in zip(ys, cis)]
+    hi = [max(c[1] - y, 0.0) for y, c in zip(ys, cis)]
+    ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color="C0", capsize=3,
+                label="median ratio, 95% CI (this run)")
+    for x, y, r in zip(xs, ys, rows):
+        below = r.get("edit_position") == "none"
+        ax.annotate(str(r.get("edit_position")), (x, y), textcoords="offset points",
+                    xytext=(5, -12 if below else 5), fontsize=8)
+    lesson = [(position_x(r), r["lesson_ratio"]) for r in positions
+              if r.get("lesson_ratio") is not None]
+    if lesson:
+        ax.scatter([p[0] for p in lesson], [p[1] for p in lesson], marker="D", color="C3",
+                   label="the lesson's figures")
+    ax.set_xlim(-0.02, 1.05)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("edit position f (fraction of the prompt before the first difference)")
+    ax.set_ylabel("second read / cold read (prompt time)")
+    ax.set_title("Prefix reuse: the second read against the edit position")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "prefix_reuse"), (
+        "The resend's prompt-processing time over its cold read, against where the edit sits "
+        "(question-only and unchanged resends at their first difference). The dashed 1 - f line "
+        "is what reusing everything before the first difference predicts; diamonds are the "
+        "lesson's figures.")
+
+
+def run_identity(summary, run_dir):
+    """(name, server, model) for the page's heading, from the summary's run section."""
+    run = summary.get("run") or {}
+    scenario = run.get("scenario") if isinstance(run.get("scenario"), dict) else {}
+    name = run.get("name") or scenario.get("name") or os.path.basename(os.path.normpath(run_dir))
+    server = run.get("server") or scenario.get("server") or {}
+    if isinstance(server, dict):
+        kind = server.get("kind") or ""
+        version = (server.get("version") or "").strip().splitlines()
+        version = version[0] if version else ""
+        server_text = " ".join(str(s) for s in (kind, version) if s) or "unknown"
+    else:
+        server_text = str(server)
+    model = run.get("model")
+    if isinstance(model, dict):
+        model_text = model.get("name") or model.get("source") or model.get("path") or "unknown"
+    else:
+        model_text = str(model or (server.get("model") if isinstance(server, dict) else "") or
+                         "unknown")
+    return str(name), server_text, str(model_text)
+
+
+def write_html(out_dir, identity, plots):
+    name, server, model = identity
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f"<title>kvbench: {html.escape(name)}</title>",
+             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
+             "figure{margin:2em 0}img{max-width:100%;border:1px solid #ddd}"
+             "figcaption{font-size:0.9em;color:#444;margin-top:0.4em}</style></head><body>",
+             f"<h1>kvbench run: {html.escape(name)}</h1>",
+             f"<p>Server: {html.escape(server)}<br>Model: {html.escape(model)}</p>"]
+    if not plots:
+        parts.append("<p>This run has no data any plot needs.</p>")
+    for png, caption in plots:
+        with open(png, "rb") as f:
+            data = base64.b64encode(f.read()).decode("ascii")
+        base = os.path.basename(png)
+        parts.append(f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(base)}" '
+                     f'data-file="{html.escape(base)}">'
+                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    parts.append("</body></html>")
+    path = os.path.join(out_dir, "index.html")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts) + "\n")
+    return path
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description="Plot one kvbench run as PNG, SVG and one HTML page.")
+    ap.add_argument("run_dir", help="the run folder (holds run.json and calls.jsonl)")
+    ap.add_argument("--out", help="where to write the plots (default RUN_DIR/plots)")
+    ap.add_argument("--kvbench", default=os.path.join(here, "..", "build", "kvbench"),
+                    help="the kvbench binary that writes the summary (default build/kvbench)")
+    ap.add_argument("--summary", help="use this `kvbench report --json` file instead of running it")
+    args = ap.parse_args(argv)
+    try:
+        if not os.path.isdir(args.run_dir):
+            raise InputError(f"{args.run_dir}: not a folder")
+        calls = load_calls(args.run_dir)
+        summary = load_summary(args.run_dir, args.kvbench, args.summary)
+    except (InputError, OSError, json.JSONDecodeError) as e:
+        print(f"plot_run: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"plot_run: {e}", file=sys.stderr)
+        return 1
+    out_dir = args.out or os.path.join(args.run_dir, "plots")
+    os.makedirs(out_dir, exist_ok=True)
+    plots = [p for p in (plot_ttft(calls, out_dir), plot_decode(summary, calls, out_dir),
+                         plot_memory(summary, out_dir), plot_prefix(summary, out_dir)) if p]
+    page = write_html(out_dir, run_identity(summary, args.run_dir), plots)
+    for png, _ in plots:
+        print(png)
+    print(page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
