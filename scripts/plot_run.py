@@ -94,11 +94,15 @@ def condition_label(call, multi_ctx, multi_type):
         parts.append(f"num_ctx {call.get('num_ctx')}")
     if multi_type:
         parts.append(str(call.get("cache_type")))
+    role = nested(call, "pair", "role")
+    if role:
+        parts.append(f"{role} read")
     return ", ".join(parts) or "calls"
 
 
 def group_by_condition(calls):
-    """{label: [calls]} by num_ctx and cache type, labelled only by what varied."""
+    """{label: [calls]} by num_ctx and cache type, labelled only by what varied, and by the
+    read's role (cold or edited) in prefix-reuse pairs."""
     multi_ctx = len({c.get("num_ctx") for c in calls}) > 1
     multi_type = len({c.get("cache_type") for c in calls}) > 1
     groups = {}
@@ -204,13 +208,18 @@ def plot_decode(summary, calls, out_dir):
     model = find_model(summary, "decode_tps")
     linear = nested(model, "fit", "linear") if model else None
     xs = [c["prompt_tokens"] for c in timed]
-    if linear and min(xs) < max(xs):
+    # The line is drawn only where prompt length is the model's one numeric factor: with num_ctx
+    # in the model too, "slope at t = 0" would sit at num_ctx = 0, far outside the data.
+    if linear and model.get("numeric") == ["prompt_ktokens"] and min(xs) < max(xs):
         grid = [min(xs) + (max(xs) - min(xs)) * i / 50 for i in range(51)]
         fitted = fit_line_band(linear, [x / 1000.0 for x in grid])
         if fitted:
             line, lower, upper, source = fitted
             level = int(round(100 * (linear.get("level") or 0.95)))
-            ax.plot(grid, line, "k-", lw=1.5, label="fit, drift removed (t = 0)")
+            refs = ", ".join(f"{d.get('factor')} {d.get('reference')}"
+                             for d in nested(model, "fit", "dummies") or [])
+            label = "fit, drift removed (t = 0)" + (f", at {refs}" if refs else "")
+            ax.plot(grid, line, "k-", lw=1.5, label=label)
             ax.fill_between(grid, lower, upper, color="k", alpha=0.12, label=f"{level}% band")
             caption += (f" The line is the linear fit's intercept plus its prompt slope at t = 0 "
                         f"(drift removed), with its {level}% confidence band from the {source}.")
@@ -270,6 +279,13 @@ def position_x(row):
         return 1.0 - omf if omf is not None else 1.0
 
 
+def pair_x(pair):
+    """A pair's measured edit position: its first difference over its tokens where known."""
+    if pair.get("first_diff") is not None and pair.get("tokens"):
+        return pair["first_diff"] / pair["tokens"]
+    return position_x(pair)
+
+
 def ci_bounds(ci, value):
     """(lower, upper) of a summary CI ({level, lower, upper} or [lower, upper]); (value, value)
     when the run had too few pairs for one."""
@@ -290,7 +306,7 @@ def plot_prefix(summary, out_dir):
     pairs = [p for p in nested(summary, "prefix_reuse", "pairs") or []
              if p.get("prompt_ms_ratio") is not None]
     if pairs:
-        ax.scatter([position_x(p) for p in pairs], [p["prompt_ms_ratio"] for p in pairs], s=12,
+        ax.scatter([pair_x(p) for p in pairs], [p["prompt_ms_ratio"] for p in pairs], s=12,
                    alpha=0.4, color="C0", label="each pair")
     xs = [position_x(r) for r in rows]
     ys = [r["prompt_ms_ratio"] for r in rows]
