@@ -19,7 +19,7 @@ targets=()
 for dir in "$root"/tests/*/; do
   name=$(basename "$dir")
   if [ -f "$dir/CMakeLists.txt" ] && [ "$name" != integration ] && [ "$name" != bench ] &&
-    [ "$name" != fuzz ]; then
+    [ "$name" != fuzz ] && [ "$name" != fixtures ]; then
     targets+=("test_$name")
   fi
 done
