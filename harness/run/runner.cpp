@@ -11,6 +11,7 @@
 #include "harness/backend/managed_server.h"
 #include "harness/core/error.h"
 #include "harness/core/version.h"
+#include "harness/gguf/ggml_types.h"
 #include "harness/http/curl_transport.h"
 #include "harness/measure/machine.h"
 #include "harness/measure/proc_tree.h"
@@ -120,6 +121,33 @@ struct ResumeState {
   std::set<int> done;
 };
 
+// A block-quantized cache type needs head sizes that are a multiple of its block size, or
+// llama-server refuses to start: say so before anything runs.
+void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
+  if (!model.contains("shape")) {
+    return;
+  }
+  const auto head_k = model["shape"].value("head_dim_k", 0U);
+  const auto head_v = model["shape"].value("head_dim_v", 0U);
+  std::vector<std::string> problems;
+  for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
+    const auto type = gguf::ggml_type_from_name(s.factors.cache_type[i]);
+    if (!type) {
+      continue;
+    }
+    const std::uint32_t block = gguf::ggml_type_info(*type).block_size;
+    if (block > 1 && head_k > 0 && (head_k % block != 0 || head_v % block != 0)) {
+      problems.push_back(fmt::format(
+          "{}: factors.cache_type[{}]: '{}' stores blocks of {} numbers, which must divide the "
+          "model's head size ({} for K, {} for V); choose another cache type or model",
+          s.source, i, s.factors.cache_type[i], block, head_k, head_v));
+    }
+  }
+  if (!problems.empty()) {
+    throw InputError(problems);
+  }
+}
+
 class Runner {
  public:
   Runner(const scenario::Scenario& s, const RunOptions& o, std::optional<ResumeState> resume = {})
@@ -188,6 +216,7 @@ void Runner::prepare() {
     server["binary"] = binary_;
     server["version"] = version.stdout_text + version.stderr_text;
     model = describe_model_file(model_path_);
+    check_cache_types_fit(s_, model);
     model["name"] = s_.server.model;
   } else {
     server["url"] = s_.server.url;
