@@ -107,12 +107,22 @@ class Locator {
       if (!value(path.empty() ? key : path + "." + key)) {
         return false;
       }
-      skip();
-      if (!at_end() && s_[i_] == ',') {
-        ++i_;
-        skip();
-      }
+      next_item();
     }
+    return close();
+  }
+
+  // After an item: whitespace, an optional comma, whitespace.
+  void next_item() {
+    skip();
+    if (!at_end() && s_[i_] == ',') {
+      ++i_;
+      skip();
+    }
+  }
+
+  // Steps over the closing bracket of an object or array, if there is one.
+  bool close() {
     if (!at_end()) {
       ++i_;
     }
@@ -126,16 +136,9 @@ class Locator {
       if (!value(path + "[" + std::to_string(k) + "]")) {
         return false;
       }
-      skip();
-      if (!at_end() && s_[i_] == ',') {
-        ++i_;
-        skip();
-      }
+      next_item();
     }
-    if (!at_end()) {
-      ++i_;
-    }
-    return true;
+    return close();
   }
 
   std::string_view s_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -104,6 +105,16 @@ std::vector<Item> frame(const std::vector<std::string_view>& chunks) {
   }
   framer.finish(out);
   return out;
+}
+
+// One recorded stream in one line-ending form: the parameter of the recording tests.
+struct RecordingCase {
+  const char* file;
+  LineEnding ending;
+};
+
+inline void PrintTo(const RecordingCase& c, std::ostream* os) {
+  *os << c.file << "/" << to_string(c.ending);
 }
 
 }  // namespace kvbench::http::test_support

@@ -20,6 +20,7 @@ using test_support::cut;
 using test_support::LineEnding;
 using test_support::map_offset;
 using test_support::read_recording;
+using test_support::RecordingCase;
 using test_support::with_line_ending;
 
 std::vector<NdjsonLine> frame_chunks(const std::vector<std::string_view>& chunks) {
@@ -74,15 +75,6 @@ TEST(NdjsonFramer, IsReadyForANewStreamAfterFinish) {
   framer.finish(out);
   framer.feed("{\"b\"}\n", Nanos{2}, out);
   EXPECT_EQ(out, (std::vector<NdjsonLine>{line("{\"a\"", 1), line("{\"b\"}", 2)}));
-}
-
-struct RecordingCase {
-  const char* file;
-  LineEnding ending;
-};
-
-void PrintTo(const RecordingCase& c, std::ostream* os) {
-  *os << c.file << "/" << test_support::to_string(c.ending);
 }
 
 class NdjsonRecording : public ::testing::TestWithParam<RecordingCase> {

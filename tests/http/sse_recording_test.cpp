@@ -21,6 +21,7 @@ using test_support::cut;
 using test_support::LineEnding;
 using test_support::map_offset;
 using test_support::read_recording;
+using test_support::RecordingCase;
 using test_support::with_line_ending;
 
 std::vector<SseEvent> frame_whole(std::string_view text) {
@@ -44,15 +45,6 @@ std::vector<std::size_t> event_end_offsets(std::string_view text) {
     block_start = blank + 2;
   }
   return ends;
-}
-
-struct RecordingCase {
-  const char* file;
-  LineEnding ending;
-};
-
-void PrintTo(const RecordingCase& c, std::ostream* os) {
-  *os << c.file << "/" << test_support::to_string(c.ending);
 }
 
 class SseRecording : public ::testing::TestWithParam<RecordingCase> {
