@@ -40,14 +40,14 @@ bool measured(const CallRecord& r) {
 
 std::vector<ConditionStats> describe_conditions(const std::vector<const CallRecord*>& timed,
                                                 std::uint64_t seed) {
-  std::map<std::tuple<int, std::string, int>, std::vector<const CallRecord*>> groups;
+  std::map<std::tuple<std::string, int, std::string, int>, std::vector<const CallRecord*>> groups;
   for (const auto* r : timed) {
-    groups[{r->num_ctx, r->cache_type, r->prompt_tokens}].push_back(r);
+    groups[{r->variant, r->num_ctx, r->cache_type, r->prompt_tokens}].push_back(r);
   }
   std::vector<ConditionStats> out;
   for (const auto& [key, rs] : groups) {
     ConditionStats c;
-    std::tie(c.num_ctx, c.cache_type, c.prompt_tokens) = key;
+    std::tie(c.variant, c.num_ctx, c.cache_type, c.prompt_tokens) = key;
     for (const auto& m : metrics()) {
       std::vector<double> v;
       for (const auto* r : rs) {
@@ -82,8 +82,10 @@ struct Design {
   std::vector<stats::ModelRow> rows;
 };
 
-Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, double t0) {
+Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
+                  const std::string& reference_variant) {
   Design d;
+  const bool vary_variant = distinct(timed, [](const CallRecord& r) { return r.variant; }) > 1;
   const bool vary_prompt = distinct(timed, [](const CallRecord& r) { return r.prompt_tokens; }) > 1;
   const bool vary_ctx = distinct(timed, [](const CallRecord& r) { return r.num_ctx; }) > 1;
   const bool vary_kv = distinct(timed, [](const CallRecord& r) { return r.cache_type; }) > 1;
@@ -92,6 +94,9 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   }
   if (vary_ctx) {
     d.spec.numeric.emplace_back("num_ctx_k");
+  }
+  if (vary_variant) {
+    d.spec.categorical.push_back({"variant", reference_variant});
   }
   if (vary_kv) {
     d.spec.categorical.push_back({"cache_type", "f16"});
@@ -108,6 +113,9 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
     if (vary_ctx) {
       row.numeric.push_back(r->num_ctx / 1000.0);
     }
+    if (vary_variant) {
+      row.categorical.push_back(r->variant);
+    }
     if (vary_kv) {
       row.categorical.push_back(r->cache_type);
     }
@@ -119,16 +127,16 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
 }
 
 MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
-                       const stats::ValidityInputs& shared) {
+                       const stats::ValidityInputs& shared, const std::string& reference_variant) {
   MetricModel out;
   out.metric = m.key;
-  Design d = design_for(m, timed, t0);
+  Design d = design_for(m, timed, t0, reference_variant);
   out.numeric = d.spec.numeric;
   for (const auto& c : d.spec.categorical) {
     out.categorical.push_back(c.name);
   }
   out.n = d.rows.size();
-  const std::size_t params = 2 + d.spec.numeric.size() + (d.spec.categorical.empty() ? 0 : 1);
+  const std::size_t params = 2 + d.spec.numeric.size() + d.spec.categorical.size();
   if (out.n < params + 2) {
     out.error = fmt::format("{} calls are too few for a model with {} terms", out.n, params);
     return out;
@@ -174,7 +182,8 @@ ProbeDrift probe_drift(const Metric& m, const std::vector<const CallRecord*>& pr
 
 }  // namespace
 
-Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed) {
+Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
+                 const std::string& reference_variant) {
   Analysis a;
   std::vector<const CallRecord*> timed;
   std::vector<const CallRecord*> probes;
@@ -195,6 +204,10 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed) {
     return a;
   }
   a.conditions = describe_conditions(timed, seed);
+  const auto* first = *std::min_element(
+      timed.begin(), timed.end(),
+      [](const CallRecord* x, const CallRecord* y) { return x->t_start_s < y->t_start_s; });
+  const std::string reference = reference_variant.empty() ? first->variant : reference_variant;
   stats::ValidityInputs shared;
   shared.failed_calls = a.timed_failed;
   if (distinct(timed, [](const CallRecord& r) { return r.prompt_tokens; }) > 1) {
@@ -211,7 +224,7 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed) {
     ProbeDrift p = probe_drift(m, probes, t0);
     stats::ValidityInputs in = shared;
     in.probe_drift = p.relative_drift;
-    a.models.push_back(fit_metric(m, timed, t0, in));
+    a.models.push_back(fit_metric(m, timed, t0, in, reference));
     if (!p.values.empty()) {
       a.probes.push_back(std::move(p));
     }
@@ -258,10 +271,14 @@ void to_json(json& j, const Analysis& a) {
     for (const auto& [k, s] : c.metrics) {
       ms[k] = s;
     }
-    conds.push_back({{"num_ctx", c.num_ctx},
-                     {"cache_type", c.cache_type},
-                     {"prompt_tokens", c.prompt_tokens},
-                     {"metrics", ms}});
+    json cj = {{"num_ctx", c.num_ctx},
+               {"cache_type", c.cache_type},
+               {"prompt_tokens", c.prompt_tokens},
+               {"metrics", ms}};
+    if (!c.variant.empty()) {
+      cj["variant"] = c.variant;
+    }
+    conds.push_back(std::move(cj));
   }
   j = {{"conditions", conds},
        {"models", a.models},

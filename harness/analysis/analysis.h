@@ -34,6 +34,7 @@ const std::vector<Metric>& metrics();
 double elapsed_minutes(const CallRecord& r, double first_start_s);
 
 struct ConditionStats {
+  std::string variant;  // empty unless the run compares server variants
   int num_ctx = 0;
   std::string cache_type;
   int prompt_tokens = 0;
@@ -43,7 +44,7 @@ struct ConditionStats {
 struct MetricModel {
   std::string metric;
   std::vector<std::string> numeric;      // predictors besides time: "prompt_ktokens", "num_ctx_k"
-  std::vector<std::string> categorical;  // "cache_type" when it varies
+  std::vector<std::string> categorical;  // "variant", "cache_type" when they vary
   std::size_t n = 0;
   std::optional<stats::ModelFit> fit;      // absent when the model could not be fitted
   std::optional<stats::HuberFit> huber;    // the linear model refitted robustly
@@ -70,8 +71,12 @@ struct Analysis {
   bool unstable = false;  // any model has a validity reason
 };
 
-// Analyses the timed calls (and probes) of a run; `seed` drives every bootstrap.
-Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed = 1);
+// Analyses the timed calls (and probes) of a run; `seed` drives every bootstrap. When the calls
+// come from more than one server variant, "variant" is a categorical term of every model, coded
+// against `reference_variant` (empty: the variant of the first timed call), so the coefficient
+// "variant=<name>" of the log model is that variant's relative effect against the reference.
+Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed = 1,
+                 const std::string& reference_variant = "");
 
 void to_json(nlohmann::json& j, const MetricModel& m);
 void to_json(nlohmann::json& j, const ProbeDrift& p);

@@ -82,6 +82,9 @@ nlohmann::json to_json(const CallRecord& r) {
   put(j, "prompt_tokens_counted", r.prompt_tokens_counted);
   put(j, "http_status", r.http_status);
   put(j, "expected_cache_n", r.expected_cache_n);
+  if (!r.variant.empty()) {
+    j["variant"] = r.variant;
+  }
   if (r.pair_id) {
     nlohmann::json pair = {{"id", *r.pair_id},
                            {"role", r.pair_role},
@@ -104,6 +107,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.prompt_tokens = j.value("prompt_tokens", 0);
   r.num_ctx = j.value("num_ctx", 0);
   r.cache_type = j.value("cache_type", "");
+  r.variant = j.value("variant", "");
   r.nonce = j.value("nonce", "");
   r.prompt_tokens_counted = get<int>(j, "prompt_tokens_counted");
   r.t_start_s = j.value("t_start_s", 0.0);

@@ -61,7 +61,8 @@ struct CallRecord {
   int prompt_tokens = 0;  // the factor level (target)
   int num_ctx = 0;
   std::string cache_type;
-  std::string nonce;                         // the unique first line; empty when disabled
+  std::string variant;  // the server variant of an A/B run (scenario "variants"); empty otherwise
+  std::string nonce;    // the unique first line; empty when disabled
   std::optional<int> prompt_tokens_counted;  // counted with the server's tokenizer before sending
   double t_start_s = 0;                      // seconds since the run's first call started
   std::string wall_start;                    // UTC

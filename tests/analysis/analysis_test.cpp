@@ -1,5 +1,6 @@
 #include "harness/analysis/analysis.h"
 
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -117,6 +118,58 @@ TEST(Analysis, JsonCarriesEveryModel) {
   EXPECT_TRUE(j["models"][2]["fit"].contains("linear"));
   EXPECT_EQ(j["timed_ok"], 30);
   EXPECT_EQ(j["conditions"].size(), 5U);
+}
+
+// Two server variants in ABBA blocks; "cand" decodes exactly 10 % slower and reads 20 % slower.
+std::vector<CallRecord> ab_run(const std::string& first, const std::string& second) {
+  std::vector<CallRecord> out;
+  const std::vector<std::string> order = {first, second, second, first};
+  const std::vector<int> levels = {512, 256, 1024};
+  int seq = 0;
+  for (std::size_t b = 0; b < order.size(); ++b) {
+    for (int round = 0; round < 3; ++round) {
+      for (int tokens : levels) {
+        CallRecord r;
+        r.seq = seq;
+        r.block = static_cast<int>(b);
+        r.kind = "timed";
+        r.variant = order[b];
+        r.prompt_tokens = tokens;
+        r.num_ctx = 4096;
+        r.cache_type = "f16";
+        r.t_start_s = 10.0 * seq++;
+        const double slow = r.variant == "cand" ? 1.0 : 0.0;
+        const double drift = std::exp(-0.01 * r.t_start_s / 60.0);
+        r.client.decode_tps = 40.0 * std::pow(0.9, slow) * drift * std::exp(-0.1 * tokens / 1000.0);
+        r.client.ttft_ms = (50.0 + tokens) * std::pow(1.2, slow) / drift;
+        out.push_back(r);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Analysis, VariantIsAFactorCodedAgainstTheFirstVariant) {
+  const auto a = analyze(ab_run("base", "cand"));
+  const auto& decode = a.models[2];
+  ASSERT_TRUE(decode.fit) << decode.error;
+  EXPECT_EQ(decode.categorical, std::vector<std::string>{"variant"});
+  EXPECT_NEAR(decode.fit->log.coefficient("variant=cand").estimate, std::log(0.9), 1e-9);
+  ASSERT_EQ(a.conditions.size(), 6U);
+  EXPECT_EQ(a.conditions.front().variant, "base");
+  const auto& ttft = a.models[0];
+  ASSERT_TRUE(ttft.fit) << ttft.error;
+  EXPECT_GT(ttft.fit->log.coefficient("variant=cand").estimate, 0.1);
+}
+
+TEST(Analysis, VariantReferenceCanBeNamed) {
+  const auto a = analyze(ab_run("cand", "base"), 1, "base");
+  const auto& decode = a.models[2];
+  ASSERT_TRUE(decode.fit) << decode.error;
+  EXPECT_NEAR(decode.fit->log.coefficient("variant=cand").estimate, std::log(0.9), 1e-9);
+  const auto b = analyze(ab_run("cand", "base"));
+  ASSERT_TRUE(b.models[2].fit);
+  EXPECT_NEAR(b.models[2].fit->log.coefficient("variant=base").estimate, -std::log(0.9), 1e-9);
 }
 
 }  // namespace

@@ -39,3 +39,19 @@ TEST(RecordPair, SingleCallsCarryNoPairObject) {
 
 }  // namespace
 }  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+TEST(RecordVariant, VariantRoundTripsAndIsAbsentWhenEmpty) {
+  CallRecord r;
+  r.seq = 3;
+  EXPECT_FALSE(to_json(r).contains("variant"));
+  r.variant = "candidate";
+  const auto j = to_json(r);
+  EXPECT_EQ(j.at("variant"), "candidate");
+  EXPECT_EQ(record_from_json(j).variant, "candidate");
+}
+
+}  // namespace
+}  // namespace kvbench
