@@ -54,4 +54,11 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options);
 // no longer matches its scenario.
 RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options);
 
+// Adds `extra_sets` counterbalanced block sets of every variant (ABBA...) to a finished run of a
+// scenario with variants, and runs them into the same folder with the run's own id (the plan of
+// the earlier sets stays as it was). Throws InputError when the folder is no kvbench run, its
+// scenario has no variants, or extra_sets < 1.
+RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
+                      const RunOptions& options);
+
 }  // namespace kvbench::run

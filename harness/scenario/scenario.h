@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario/edit_position.h"
+#include "harness/scenario/gate_config.h"
 
 namespace kvbench::scenario {
 
@@ -29,6 +30,13 @@ struct ServerSpec {
   std::string flash_attn = "auto";        // managed: -fa on|off|auto
   std::string api_key_env;                // name of the environment variable with the key
   bool managed() const { return url.empty(); }
+};
+
+// One server variant of an A/B (or A/B/C...) comparison: the scenario's server with some fields
+// replaced. The first variant is the baseline unless gate.baseline names another.
+struct Variant {
+  std::string name;
+  ServerSpec server;  // the scenario's server with this variant's overrides applied
 };
 
 struct Factors {
@@ -59,6 +67,8 @@ struct Scenario {
   double timeout_s = 600;         // per call
   bool unique_first_line = true;  // false only to demonstrate the prompt-cache trap
   Probes probes;
+  std::vector<Variant> variants;  // empty: one server, no comparison
+  GateConfig gate;
   nlohmann::json resolved;  // the scenario with every default filled in
 };
 
