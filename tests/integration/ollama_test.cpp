@@ -126,6 +126,9 @@ TEST(Ollama, NumCtxSweepReadsMemoryFromApiPs) {
   EXPECT_EQ(size(4096) - size(1024), 3072 * kF16BytesPerToken);
   EXPECT_EQ(run["model"]["kv_bytes_per_token"]["f16"], kF16BytesPerToken)
       << "kvbench's KV arithmetic from /api/show agrees with the server's memory";
+  EXPECT_THAT(r.out, HasSubstr("| Ollama's /api/ps size after load | 3 | 2048 | [2048, 2048] |"));
+  EXPECT_THAT(r.out, HasSubstr("- Ollama's /api/ps size after load: **f16 = bf16** explains the "
+                               "slope (slope / arithmetic = 1.000"));
   for (const auto& c : read_calls(run_dir)) {
     EXPECT_EQ(c.outcome, "ok") << c.error;
     EXPECT_FALSE(c.server.raw.contains("load_duration")) << "no call paid for a load";
