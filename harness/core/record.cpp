@@ -91,6 +91,7 @@ nlohmann::json to_json(const CallRecord& r) {
                            {"edit_position", r.edit_position},
                            {"edit", r.edit}};
     put(pair, "first_diff", r.edit_first_diff);
+    put(pair, "text_fraction", r.edit_text_fraction);
     j["pair"] = pair;
   }
   return j;
@@ -123,6 +124,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
     r.pair_role = p.value("role", "");
     r.edit_position = p.value("edit_position", "");
     r.edit_first_diff = get<int>(p, "first_diff");
+    r.edit_text_fraction = get<double>(p, "text_fraction");
     r.edit = p.value("edit", "");
   }
   if (j.contains("client")) {

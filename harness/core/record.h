@@ -78,7 +78,10 @@ struct CallRecord {
   std::string pair_role;               // "cold" | "edited"
   std::string edit_position;           // the factor level: "0.25", "none", "question", ...
   std::optional<int> edit_first_diff;  // edited read: token index of the first difference
-  std::string edit;                    // edited read: what was replaced by what
+  // Edited read on a server without token ids (Ollama): the first difference's byte offset over
+  // the prompt's bytes; edit_first_diff is then estimated from the length calibration.
+  std::optional<double> edit_text_fraction;
+  std::string edit;  // edited read: what was replaced by what
   bool ok() const { return outcome == "ok"; }
 };
 

@@ -54,6 +54,9 @@ BlockMemoryRow row_of(const json& b, const std::optional<gguf::ModelShape>& shap
   }
   r.peak_rss_bytes = get_u64(b, "peak_rss_bytes");
   r.gpu_after_load_bytes = get_u64(b, "gpu_memory_after_load_bytes");
+  if (b.contains("memory") && b["memory"].is_object()) {
+    r.ollama_size_bytes = get_u64(b["memory"], "size_bytes");
+  }
   r.notes = b.value("memory_notes", std::vector<std::string>{});
   return r;
 }
@@ -76,6 +79,7 @@ std::vector<SlopeFit> fits_for(const std::vector<const BlockMemoryRow*>& rows,
   };
   add("kv_logged", [](const BlockMemoryRow& r) { return r.kv_logged_bytes; });
   add("rss_after_load", [](const BlockMemoryRow& r) { return r.rss_after_load_bytes; });
+  add("ollama_size", [](const BlockMemoryRow& r) { return r.ollama_size_bytes; });
   return out;
 }
 
@@ -215,7 +219,8 @@ MemoryAnalysis analyze_memory(const json& run) {
   a.shape = shape_from_run(run);
   for (const auto& b : run.value("blocks", json::array())) {
     if (b.contains("memory_after_load") || b.contains("kv_bytes_logged") ||
-        b.contains("memory_notes")) {
+        b.contains("memory_notes") ||
+        b.value("/memory/size_bytes"_json_pointer, json()).is_number()) {
       a.blocks.push_back(row_of(b, a.shape));
     }
   }

@@ -35,6 +35,7 @@ struct BlockMemoryRow {
   int longest_prompt_tokens = 0;
   std::optional<std::uint64_t> peak_rss_bytes;
   std::optional<std::uint64_t> gpu_after_load_bytes;
+  std::optional<std::uint64_t> ollama_size_bytes;  // Ollama: GET /api/ps "size" after the load
   std::vector<std::string> notes;
 };
 

@@ -41,7 +41,9 @@ std::string up_front(const BlockMemoryRow& r) {
 }
 
 std::string measure_name(const std::string& m) {
-  return m == "kv_logged" ? "KV size the server logged" : "resident memory after load";
+  return m == "kv_logged"     ? "KV size the server logged"
+         : m == "ollama_size" ? "Ollama's /api/ps size after load"
+                              : "resident memory after load";
 }
 
 std::string verdict(const SlopeFit& f) {

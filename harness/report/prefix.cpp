@@ -32,6 +32,20 @@ std::optional<int> reported_tokens(const CallRecord& r) {
   return *r.server.prompt_n + *r.server.cache_n;
 }
 
+// A pair placed by text on a server that reports the whole prompt as its count and no cache_n
+// (Ollama's prompt_eval_count): the prediction comes from the estimated first difference.
+void placed_by_text(PairResult& p, const CallRecord& cold, const CallRecord& edited) {
+  p.text_fraction = edited.edit_text_fraction;
+  p.cold_tokens_reported = cold.server.prompt_n;
+  p.edited_tokens_reported = edited.server.prompt_n;
+  if (!edited.server.prompt_n || !edited.edit_first_diff || *edited.server.prompt_n < 1) {
+    return;
+  }
+  const int n = *edited.server.prompt_n;
+  p.tokens = n;
+  p.expected_ratio = static_cast<double>(n - std::clamp(*edited.edit_first_diff, 0, n - 1)) / n;
+}
+
 PairResult make_pair(const CallRecord& cold, const CallRecord& edited) {
   PairResult p;
   p.pair_id = *cold.pair_id;
@@ -61,6 +75,9 @@ PairResult make_pair(const CallRecord& cold, const CallRecord& edited) {
   }
   p.cold_tokens_reported = reported_tokens(cold);
   p.edited_tokens_reported = reported_tokens(edited);
+  if (edited.edit_text_fraction) {
+    placed_by_text(p, cold, edited);
+  }
   return p;
 }
 
@@ -109,11 +126,13 @@ std::string judge(PositionSummary& s) {
   const double gap = *measured - *s.expected_ratio;
   const bool time_ok = std::abs(gap) <= kRatioTolerance;
   if (s.reuse_checked == 0) {
-    return time_ok ? "the time is consistent with prefix reuse up to the first difference (the "
-                     "server reported no cache_n to confirm it)"
+    s.reuse_inferred = true;
+    s.consistent = time_ok;
+    return time_ok ? "consistent with prefix reuse up to the first difference, inferred from "
+                     "time only (the server reports no reused-token count)"
                    : fmt::format(
                          "the time ratio {:.3f} is not the {:.3f} that reuse up to the "
-                         "first difference predicts, and the server reported no cache_n",
+                         "first difference predicts (the server reports no reused-token count)",
                          *measured, *s.expected_ratio);
   }
   if (s.reuse_matched == s.reuse_checked) {
@@ -262,6 +281,16 @@ std::string overall_verdict(const std::vector<PositionSummary>& rows) {
     if (!r.consistent) {
       off.push_back(fmt::format("{} ({})", r.edit_position, r.verdict));
     }
+  }
+  const bool inferred = std::any_of(rows.begin(), rows.end(),
+                                    [](const PositionSummary& r) { return r.reuse_inferred; });
+  if (off.empty() && inferred) {
+    return fmt::format(
+        "Consistent with prefix reuse up to the first difference, inferred from time only: every "
+        "resend's time fell to within {} of its share of tokens from the first difference on. The "
+        "server reports no reused-token count (Ollama counts the whole prompt whether it read or "
+        "reused it), so the reuse itself is not confirmed.",
+        kRatioTolerance);
   }
   if (off.empty()) {
     return "Consistent with prefix reuse up to the first difference: every resend re-read only "

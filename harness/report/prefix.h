@@ -36,7 +36,12 @@ struct PairResult {
   std::optional<double> expected_ratio;
   std::optional<int> cache_n, expected_cache_n;  // the edited read's
   std::optional<int> cold_cache_n, cold_expected_cache_n;
-  std::optional<int> cold_tokens_reported, edited_tokens_reported;  // prompt_n + cache_n
+  // The whole prompt as the server counted it: prompt_n + cache_n, or Ollama's prompt_eval_count.
+  std::optional<int> cold_tokens_reported, edited_tokens_reported;
+  // Placed by text on a server without token ids (Ollama): the first difference's share of the
+  // prompt's bytes. first_diff is then an estimate from the length calibration, `tokens` the
+  // count the server reported, and the expected ratio takes the cold read as reading everything.
+  std::optional<double> text_fraction;
 };
 
 // Pairs whose two reads are both present and ok, in pair order. Incomplete pairs are left out.
@@ -67,9 +72,11 @@ struct PositionSummary {
   int reuse_max_gap = 0;               // largest |cache_n - expected_cache_n|
   double median_cache_n = 0;
   double median_expected_cache_n = 0;
-  bool reuse_exact = false;  // cache_n equalled the prediction in every checked pair
-  bool consistent = false;   // reuse_exact, and the time ratio within kRatioTolerance
-  std::string verdict;       // in words
+  bool reuse_exact = false;     // cache_n equalled the prediction in every checked pair
+  bool reuse_inferred = false;  // no pair had a cache_n: reuse is judged from the time alone
+  // reuse_exact (or reuse_inferred), and the time ratio within kRatioTolerance.
+  bool consistent = false;
+  std::string verdict;  // in words
 };
 
 // Groups pairs by (prompt_tokens, edit_position): fractions ascending, then the special levels.

@@ -28,19 +28,38 @@ std::string opt_int(const std::optional<int>& v) {
   return v ? std::to_string(*v) : "-";
 }
 
+// "3 of 3 (500 of 500)": pairs whose cache_n equalled the prediction, and the medians.
+std::string reuse_cell(const PositionSummary& r) {
+  if (r.reuse_checked == 0) {
+    return "not reported";
+  }
+  return fmt::format("{} of {} ({:.0f} of {:.0f})", r.reuse_matched, r.reuse_checked,
+                     r.median_cache_n, r.median_expected_cache_n);
+}
+
+std::string pair_reuse(const std::optional<int>& got, const std::optional<int>& want) {
+  return got ? fmt::format("{} / {}", *got, opt_int(want)) : "not reported";
+}
+
+// A token index, marked "~" with its share of the text when it was estimated (placed by text).
+std::string first_diff_cell(const PairResult& p) {
+  if (!p.text_fraction) {
+    return opt_int(p.first_diff);
+  }
+  return fmt::format("~{} ({:.3f} of the text)", opt_int(p.first_diff), *p.text_fraction);
+}
+
 void write_positions(std::ostream& out, const std::vector<PositionSummary>& rows) {
   out << "| prompt tokens | edit position | pairs | first difference at | 1 - f | predicted | "
          "server prompt ms ratio [95% CI] | TTFT ratio [95% CI] | lesson | cache_n = expected | "
          "verdict |\n";
   out << "|---:|---|---:|---:|---:|---:|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    out << fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} of {} ({:.0f} of {:.0f}) "
-        "| {} |\n",
-        r.prompt_tokens, r.edit_position, r.pairs, num(r.first_diff_share), num(r.one_minus_f, 2),
-        num(r.expected_ratio), with_ci(r.prompt_ms_ratio, r.prompt_ms_ci),
-        with_ci(r.ttft_ratio, r.ttft_ci), r.lesson_text.empty() ? "-" : r.lesson_text,
-        r.reuse_matched, r.reuse_checked, r.median_cache_n, r.median_expected_cache_n, r.verdict);
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       r.prompt_tokens, r.edit_position, r.pairs, num(r.first_diff_share),
+                       num(r.one_minus_f, 2), num(r.expected_ratio),
+                       with_ci(r.prompt_ms_ratio, r.prompt_ms_ci), with_ci(r.ttft_ratio, r.ttft_ci),
+                       r.lesson_text.empty() ? "-" : r.lesson_text, reuse_cell(r), r.verdict);
   }
 }
 
@@ -50,14 +69,13 @@ void write_pairs(std::ostream& out, const std::vector<PairResult>& pairs) {
          "expected | tokens reported cold / edited |\n";
   out << "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n";
   for (const auto& p : pairs) {
-    out << fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} | "
-        "{} / {} |\n",
-        p.pair_id, p.edit_position, p.tokens, opt_int(p.first_diff), num(p.cold_prompt_ms, 1),
-        num(p.edited_prompt_ms, 1), num(p.prompt_ms_ratio), num(p.cold_ttft_ms, 1),
-        num(p.edited_ttft_ms, 1), num(p.ttft_ratio), opt_int(p.cache_n),
-        opt_int(p.expected_cache_n), opt_int(p.cold_cache_n), opt_int(p.cold_expected_cache_n),
-        opt_int(p.cold_tokens_reported), opt_int(p.edited_tokens_reported));
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} |\n",
+                       p.pair_id, p.edit_position, p.tokens, first_diff_cell(p),
+                       num(p.cold_prompt_ms, 1), num(p.edited_prompt_ms, 1), num(p.prompt_ms_ratio),
+                       num(p.cold_ttft_ms, 1), num(p.edited_ttft_ms, 1), num(p.ttft_ratio),
+                       pair_reuse(p.cache_n, p.expected_cache_n),
+                       pair_reuse(p.cold_cache_n, p.cold_expected_cache_n),
+                       opt_int(p.cold_tokens_reported), opt_int(p.edited_tokens_reported));
   }
 }
 
@@ -83,6 +101,23 @@ void write_checks(std::ostream& out, const std::vector<PairResult>& pairs) {
       ++counts;
       counts_same += *p.cold_tokens_reported == *p.edited_tokens_reported ? 1 : 0;
     }
+  }
+  if (checked == 0) {
+    const bool by_text = std::any_of(pairs.begin(), pairs.end(), [](const PairResult& p) {
+      return p.text_fraction.has_value();
+    });
+    out << "\nReused tokens: not reported. The server gives no reused-token count (Ollama counts "
+           "the whole prompt as prompt_eval_count whether it read or reused it), so reuse is "
+           "inferred from time only"
+        << (by_text ? "; the server gives no token ids either, so each edit was placed by text "
+                      "(same byte length) and its token index (~) estimated from the length "
+                      "calibration.\n"
+                    : ".\n");
+    out << fmt::format(
+        "Token counts as the server reported them (prompt_eval_count): the same for both reads in "
+        "{} of {} pairs.\n",
+        counts_same, counts);
+    return;
   }
   out << fmt::format(
       "\nReused tokens: in {} of {} pairs the edited read's cache_n equalled the tokens before "
@@ -194,6 +229,9 @@ nlohmann::json prefix_to_json(const std::vector<CallRecord>& calls, const nlohma
                   {"prompt_tokens", p.prompt_tokens},
                   {"tokens", p.tokens},
                   {"first_diff", opt_json(p.first_diff)},
+                  {"text_fraction", opt_json(p.text_fraction)},
+                  {"tokens_reported_cold", opt_json(p.cold_tokens_reported)},
+                  {"tokens_reported_edited", opt_json(p.edited_tokens_reported)},
                   {"prompt_ms_ratio", opt_json(p.prompt_ms_ratio)},
                   {"ttft_ratio", opt_json(p.ttft_ratio)},
                   {"expected_ratio", opt_json(p.expected_ratio)},
@@ -213,6 +251,7 @@ nlohmann::json prefix_to_json(const std::vector<CallRecord>& calls, const nlohma
                   {"ttft_ci", ci_json(r.ttft_ci)},
                   {"lesson_ratio", opt_json(r.lesson_ratio)},
                   {"reuse_checked", r.reuse_checked},
+                  {"reuse_inferred", r.reuse_inferred},
                   {"reuse_matched", r.reuse_matched},
                   {"reuse_max_gap", r.reuse_max_gap},
                   {"consistent", r.consistent},

@@ -1,9 +1,12 @@
 #include "harness/run/pair_prompt.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
 #include "harness/prompt/edit.h"
+#include "harness/prompt/text_edit.h"
 
 namespace kvbench::run {
 
@@ -82,6 +85,9 @@ PairPrompt PairPrompts::cold(const plan::PlannedCall& call, const std::string& n
 
 PairPrompt PairPrompts::edited(const plan::PlannedCall& call, CallRecord& r, backend::Backend& be) {
   const Pending& p = *pending_;
+  if (p.prompt.ids.empty()) {
+    return edited_by_text(call, r, be);
+  }
   const prompt::TokenizeFn tokenize = [&](std::string_view t) { return be.tokenize(t); };
   const std::string& text = p.prompt.built.text;
   const Kind kind = call.edit ? call.edit->kind : Kind::none;
@@ -105,6 +111,48 @@ PairPrompt PairPrompts::edited(const plan::PlannedCall& call, CallRecord& r, bac
   r.edit_first_diff = e.first_diff;
   r.edit = fmt::format("'{}' -> '{}'", e.replaced, e.replacement);
   return out;
+}
+
+PairPrompt PairPrompts::edited_by_text(const plan::PlannedCall& call, CallRecord& r,
+                                       backend::Backend& be) {
+  const Pending& p = *pending_;
+  const prompt::CountFn count = [&](std::string_view t) { return be.count_tokens(t); };
+  const std::string& text = p.prompt.built.text;
+  const Kind kind = call.edit ? call.edit->kind : Kind::none;
+  r.nonce = p.nonce;
+  const prompt::TextEdit e =
+      kind == Kind::none ? prompt::unchanged_text(text, count)
+      : kind == Kind::fraction
+          ? prompt::edit_word_by_text(text, call.edit->fraction, count)
+          : prompt::replace_span_by_text(text, p.span_pos, p.span_len, p.span_candidates, count);
+  PairPrompt out = p.prompt;
+  out.built.text = e.text;
+  out.built.exact = p.prompt.built.exact && e.same_length;
+  out.same_count = e.same_length;
+  r.edit_first_diff = e.first_diff_tokens;
+  r.edit_text_fraction = e.text_fraction();
+  r.edit =
+      kind == Kind::none ? "unchanged" : fmt::format("'{}' -> '{}'", e.replaced, e.replacement);
+  return out;
+}
+
+void PairPrompts::check_reported_count(const plan::PlannedCall& call, CallRecord& r) {
+  if (!call.edit) {
+    return;
+  }
+  if (call.role == plan::PairRole::cold) {
+    cold_reported_.reset();
+    if (r.ok() && r.server.prompt_n) {
+      cold_reported_ = std::pair(call.pair, *r.server.prompt_n);
+    }
+    return;
+  }
+  if (r.edit_text_fraction && r.server.prompt_n && cold_reported_ &&
+      cold_reported_->first == call.pair && cold_reported_->second != *r.server.prompt_n &&
+      std::find(r.flags.begin(), r.flags.end(), "edit_changed_token_count") == r.flags.end()) {
+    r.flags.emplace_back("edit_changed_token_count");
+  }
+  cold_reported_.reset();
 }
 
 }  // namespace kvbench::run

@@ -2,6 +2,8 @@
 // The prompts of a prefix-reuse pair: the cold read builds a fresh prompt (unique first line,
 // plus a question or timestamp line where the edit position asks for one) and keeps it; the
 // edited read right after it resends that prompt with one change of the same token count.
+// Where the server gives no token ids (Ollama), the change is placed by text with the same byte
+// length, and the counts the server reports for the two reads are compared after the fact.
 
 #include <cstdint>
 #include <optional>
@@ -31,10 +33,15 @@ class PairPrompts {
   PairPrompt next(const plan::PlannedCall& call, CallRecord& r, const std::string& nonce,
                   std::uint64_t filler_seed, std::int64_t now_unix_s, backend::Backend& be);
 
+  // After a call of a pair ran: keeps a cold read's reported prompt count, and flags an edited
+  // read placed by text ("edit_changed_token_count") when its count differs from its cold read's.
+  void check_reported_count(const plan::PlannedCall& call, CallRecord& r);
+
  private:
   PairPrompt cold(const plan::PlannedCall& call, const std::string& nonce,
                   std::uint64_t filler_seed, std::int64_t now_unix_s, backend::Backend& be);
   PairPrompt edited(const plan::PlannedCall& call, CallRecord& r, backend::Backend& be);
+  PairPrompt edited_by_text(const plan::PlannedCall& call, CallRecord& r, backend::Backend& be);
 
   struct Pending {
     int pair = -1;
@@ -45,6 +52,7 @@ class PairPrompts {
     std::vector<std::string> span_candidates;
   };
   std::optional<Pending> pending_;
+  std::optional<std::pair<int, int>> cold_reported_;  // (pair, prompt count the server reported)
 };
 
 }  // namespace kvbench::run

@@ -375,6 +375,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
       r.server.cache_n && *r.server.cache_n >= first_line_tokens) {
     r.flags.emplace_back("prompt_cache_hit");
   }
+  pairs_.check_reported_count(call, r);
   return r;
 }
 

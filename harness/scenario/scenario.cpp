@@ -400,11 +400,6 @@ void check_consistency(Checker& c, Scenario& s) {
       }
     }
   }
-  if (!s.factors.edit_position.empty() && s.server.kind == ServerKind::ollama) {
-    c.problem("factors.edit_position",
-              "the edit-position experiment needs the server's token ids, which Ollama does not "
-              "give: run it on llama-server");
-  }
   if (!s.factors.edit_position.empty() && !s.unique_first_line) {
     c.problem("factors.edit_position",
               "the cold read of each pair needs a unique first line: remove "

@@ -7,16 +7,13 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/core/clock.h"
-#include "harness/http/curl_transport.h"
-#include "harness/process/child.h"
 #include "harness/process/ports.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/ollama_fixture_server.h"
 
 namespace kvbench::itest {
 namespace {
@@ -31,42 +28,7 @@ constexpr std::int64_t kF16BytesPerToken = 4 * 2 * 128 * 2;
 constexpr std::int64_t kQ8BytesPerToken = 4 * 2 * (128 / 32 * 34);
 constexpr std::int64_t kQ4BytesPerToken = 4 * 2 * (128 / 32 * 18);
 
-// An attached fixture server on a free port, stopped at the end of the test.
-class Fixture {
- public:
-  explicit Fixture(const std::vector<std::pair<std::string, std::string>>& env = {},
-                   const std::string& log_name = "fixture.log") {
-    const int port = process::find_free_loopback_port();
-    url_ = "http://127.0.0.1:" + std::to_string(port);
-    process::SpawnSpec spec;
-    spec.argv = {KVBENCH_OLLAMA_FIXTURE, "serve"};
-    spec.env_set = env;
-    spec.env_set.emplace_back("OLLAMA_HOST", "127.0.0.1:" + std::to_string(port));
-    fs::create_directories(fs::path(KVBENCH_BUILD_DIR) / "itest");
-    spec.log_path = fs::path(KVBENCH_BUILD_DIR) / "itest" / log_name;
-    child_ = process::ChildProcess::spawn(spec);
-    SteadyClock clock;
-    http::CurlTransport transport(clock);
-    http::Request req;
-    req.method = "GET";
-    req.url = url_ + "/api/version";
-    req.timeout = std::chrono::milliseconds(1000);
-    for (int i = 0; i < 100; ++i) {
-      const auto r = transport.fetch(req);
-      if (r.outcome == http::Outcome::ok && r.http_status == 200) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "the fixture did not answer at " << url_;
-  }
-  const std::string& url() const { return url_; }
-  bool running() { return child_.running(); }
-
- private:
-  std::string url_;
-  process::ChildProcess child_;
-};
+using Fixture = OllamaFixtureServer;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -164,6 +126,9 @@ TEST(Ollama, NumCtxSweepReadsMemoryFromApiPs) {
   EXPECT_EQ(size(4096) - size(1024), 3072 * kF16BytesPerToken);
   EXPECT_EQ(run["model"]["kv_bytes_per_token"]["f16"], kF16BytesPerToken)
       << "kvbench's KV arithmetic from /api/show agrees with the server's memory";
+  EXPECT_THAT(r.out, HasSubstr("| Ollama's /api/ps size after load | 3 | 2048 | [2048, 2048] |"));
+  EXPECT_THAT(r.out, HasSubstr("- Ollama's /api/ps size after load: **f16 = bf16** explains the "
+                               "slope (slope / arithmetic = 1.000"));
   for (const auto& c : read_calls(run_dir)) {
     EXPECT_EQ(c.outcome, "ok") << c.error;
     EXPECT_FALSE(c.server.raw.contains("load_duration")) << "no call paid for a load";

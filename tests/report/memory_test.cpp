@@ -126,6 +126,31 @@ TEST(MemoryReport, ReservedUpFrontAndNotes) {
   EXPECT_THAT(md.str(), HasSubstr("- block 0: the server's log has no KV cache size lines"));
 }
 
+TEST(MemoryReport, OllamaApiPsSizeGivesTheSlope) {
+  // Ollama blocks carry GET /api/ps's size, no resident memory: weights + 2 layers x 2 KV heads
+  // x 64 x K and V x 2 bytes (f16) = 1024 bytes per token.
+  auto ps_block = [](int index, int num_ctx) {
+    return json{{"index", index},
+                {"num_ctx", num_ctx},
+                {"cache_type", "q8_0"},
+                {"memory", {{"size_bytes", 5000000U + 1024U * num_ctx}}}};
+  };
+  const json run = {{"model", {{"shape", shape(2, 2, 64)}}},
+                    {"blocks", {ps_block(0, 1024), ps_block(1, 2048), ps_block(2, 4096)}}};
+  const auto a = analyze_memory(run);
+  ASSERT_EQ(a.blocks.size(), 3U);
+  EXPECT_EQ(a.blocks[1].ollama_size_bytes, 5000000U + 1024U * 2048);
+  ASSERT_EQ(a.sweeps.size(), 1U);
+  ASSERT_EQ(a.sweeps[0].fits.size(), 1U);
+  const SlopeFit& f = a.sweeps[0].fits[0];
+  EXPECT_EQ(f.measure, "ollama_size");
+  EXPECT_NEAR(f.bytes_per_token, 1024.0, 1e-6);
+  EXPECT_EQ(f.explaining.front(), "f16") << "the size says f16 where q8_0 was asked for";
+  std::ostringstream md;
+  write_memory_markdown(md, a);
+  EXPECT_THAT(md.str(), HasSubstr("- Ollama's /api/ps size after load: **f16 = bf16** explains"));
+}
+
 TEST(MemoryReport, NothingWithoutMemory) {
   const json run = {{"blocks", {{{"index", 0}, {"num_ctx", 4096}, {"cache_type", "f16"}}}}};
   std::ostringstream md;

@@ -155,6 +155,14 @@ TEST(Scenario, AttachedOllamaVariesNumCtxButNotCacheType) {
               HasSubstr("factors.cache_type: an attached server (server.url) cannot vary"));
 }
 
+TEST(Scenario, OllamaTakesTheEditPositionExperiment) {
+  const auto s = parse_scenario(R"({"name": "x",
+      "server": {"kind": "ollama", "model": "llama3.2:1b", "url": "http://127.0.0.1:11434"},
+      "factors": {"prompt_tokens": [1024], "edit_position": [0.5, "question", "none"]}})",
+                                "s.json");
+  EXPECT_EQ(s.factors.edit_position.size(), 3U);
+}
+
 TEST(Scenario, AttachedUrlLosesTrailingSlash) {
   const auto s = parse_scenario(
       R"({"name": "x", "server": {"url": "http://127.0.0.1:8080/"}, "factors": {"prompt_tokens": [1]}})",
