@@ -3,12 +3,15 @@
 // direction, and a run grows by one more ABBA set with unique seqs and nonces.
 
 #include <set>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/process/child.h"
 #include "tests/integration/harness.h"
+#include <unistd.h>
 
 namespace kvbench::itest {
 namespace {
@@ -128,6 +131,63 @@ TEST(Variants, ExtendAddsOneAbbaSetWithUniqueSeqsAndNonces) {
   EXPECT_EQ(seqs.size(), calls.size());
   EXPECT_EQ(*seqs.rbegin(), 15);
   EXPECT_EQ(nonces.size(), calls.size());
+}
+
+// A llama-server started by hand on `port`, serving `model` with a 1024-token window.
+process::ChildProcess serve(const fs::path& model, int port, const fs::path& log) {
+  process::SpawnSpec spec;
+  spec.argv = {llama_server_path(),
+               "-m",
+               model.string(),
+               "-c",
+               "1024",
+               "-np",
+               "1",
+               "-t",
+               "1",
+               "--host",
+               "127.0.0.1",
+               "--port",
+               std::to_string(port)};
+  spec.log_path = log;
+  return process::ChildProcess::spawn(spec);
+}
+
+TEST(Variants, AttachedVariantsAtTheirOwnUrls) {
+  const fs::path dir = fresh_dir("variants-attached");
+  const auto synth =
+      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const int port_a = 20000 + static_cast<int>(::getpid() % 2000);
+  const int port_b = port_a + 2000;
+  auto a = serve(dir / "tiny.gguf", port_a, dir / "a.log");
+  auto b = serve(dir / "tiny.gguf", port_b, dir / "b.log");
+  const auto url = [](int port) { return "http://127.0.0.1:" + std::to_string(port); };
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 R"({"name": "att", "server": {"url": ")" + url(port_a) +
+                     R"("}, "factors": {"prompt_tokens": [64], "num_ctx": 1024}, "repeats": 1,
+          "max_tokens": 4, "variants": [{"name": "a"}, {"name": "b", "server": {"url": ")" +
+                     url(port_b) + R"("}}]})");
+  KvbenchResult r;
+  for (int attempt = 0; attempt < 50; ++attempt) {  // wait for both servers to load
+    r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+    if (r.exit_code == 0) {
+      break;
+    }
+    fs::remove_all(dir / "runs");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run = read_json(only_run_dir(dir / "runs") / "run.json");
+  ASSERT_EQ(run["blocks"].size(), 4U);
+  for (const auto& block : run["blocks"]) {
+    EXPECT_EQ(block["url"], url(block["variant"] == "a" ? port_a : port_b)) << block["index"];
+  }
+  EXPECT_EQ(run["variants"][1]["found"]["server"]["url"], url(port_b));
+  for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
+    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+  }
 }
 
 TEST(Variants, ExtendRefusesARunWithoutVariants) {
