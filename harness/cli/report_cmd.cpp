@@ -7,6 +7,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/report/effects.h"
 #include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
@@ -61,7 +62,8 @@ void setup_report_command(CLI::App& app, int& exit_code) {
       j["run"] = loaded.run;
       j["analysis"] = analysis::analyze(
           loaded.calls,
-          loaded.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}));
+          loaded.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}),
+          report::baseline_variant(loaded.run));
       out << j.dump(2) << "\n";
     }
     exit_code = 0;

@@ -21,6 +21,8 @@ struct RunCliOptions {
   std::string url;
   std::string models_dir;
   std::string resume;
+  std::string extend;
+  int sets = 1;
   bool quiet = false;
 };
 }  // namespace
@@ -32,7 +34,13 @@ void setup_run_command(CLI::App& app, int& exit_code) {
       cmd->add_option("scenario", o->scenario, "Scenario file (JSON, comments allowed)");
   auto* resume_opt = cmd->add_option("--resume", o->resume,
                                      "Complete an interrupted run in this run folder instead");
+  auto* extend_opt =
+      cmd->add_option("--extend", o->extend,
+                      "Add counterbalanced variant block sets (ABBA) to this finished run folder");
+  cmd->add_option("--sets", o->sets, "How many sets --extend adds")->capture_default_str();
   scenario_opt->excludes(resume_opt);
+  scenario_opt->excludes(extend_opt);
+  resume_opt->excludes(extend_opt);
   cmd->add_option("--results", o->results, "Folder the run folder is created in")
       ->capture_default_str();
   cmd->add_option("--server-bin", o->server_bin,
@@ -50,11 +58,14 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     ro.url = o->url;
     ro.models_dir = o->models_dir;
     ro.progress = !o->quiet;
-    if (o->scenario.empty() && o->resume.empty()) {
-      throw InputError("kvbench run: give a scenario file, or --resume RUN_DIR");
+    if (o->scenario.empty() && o->resume.empty() && o->extend.empty()) {
+      throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
     }
     run::RunSummary summary;
-    if (!o->resume.empty()) {
+    if (!o->extend.empty()) {
+      process::install_signal_handlers();
+      summary = run::extend_run(o->extend, o->sets, ro);
+    } else if (!o->resume.empty()) {
       process::install_signal_handlers();
       summary = run::resume_run(o->resume, ro);
     } else {

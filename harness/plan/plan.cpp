@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/plan/plan_detail.h"
 #include "harness/plan/rng.h"
 
 namespace kvbench::plan {
@@ -25,7 +26,8 @@ std::string_view to_string(PairRole role) {
 }
 
 std::string ServerConfig::label() const {
-  return fmt::format("ctx={} kv={}", num_ctx, cache_type);
+  const std::string ctx_kv = fmt::format("ctx={} kv={}", num_ctx, cache_type);
+  return variant.empty() ? ctx_kv : variant + " " + ctx_kv;
 }
 
 std::size_t Plan::call_count() const {
@@ -45,19 +47,17 @@ std::size_t Plan::timed_count() const {
   return n;
 }
 
-namespace {
-
-std::vector<ServerConfig> configs_of(const scenario::Scenario& s) {
+std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
-      out.push_back({ctx, kv});
+      out.push_back({ctx, kv, ""});
     }
   }
   return out;
 }
 
-void fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
+void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   const int smallest =
       *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
   for (int w = 0; w < s.warmup; ++w) {
@@ -105,13 +105,27 @@ void fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   }
 }
 
-}  // namespace
+void detail::number_calls(Plan& plan) {
+  int seq = 0;
+  for (auto& b : plan.blocks) {
+    for (std::size_t i = 0; i < b.calls.size(); ++i) {
+      auto& c = b.calls[i];
+      c.seq = seq++;
+      if (c.role != PairRole::none) {
+        c.pair = c.role == PairRole::cold ? c.seq : b.calls[i - 1].seq;
+      }
+    }
+  }
+}
 
 Plan make_plan(const scenario::Scenario& s) {
+  if (!s.variants.empty()) {
+    return detail::make_variant_plan(s);
+  }
   Rng rng(s.seed);
   Plan plan;
   plan.seed = s.seed;
-  const auto configs = configs_of(s);
+  const auto configs = detail::configs_of(s);
   // Each replica pass holds every configuration once, shuffled (blocked randomization of
   // whole-plot units).
   for (int rep = 0; rep < s.block_repeats; ++rep) {
@@ -125,17 +139,10 @@ Plan make_plan(const scenario::Scenario& s) {
       plan.blocks.push_back(std::move(b));
     }
   }
-  int seq = 0;
   for (auto& b : plan.blocks) {
-    fill_block(b, s, rng);
-    for (std::size_t i = 0; i < b.calls.size(); ++i) {
-      auto& c = b.calls[i];
-      c.seq = seq++;
-      if (c.role != PairRole::none) {
-        c.pair = c.role == PairRole::cold ? c.seq : b.calls[i - 1].seq;
-      }
-    }
+    detail::fill_block(b, s, rng);
   }
+  detail::number_calls(plan);
   return plan;
 }
 
@@ -155,11 +162,15 @@ nlohmann::json to_json(const Plan& p) {
       }
       calls.push_back(call);
     }
-    blocks.push_back({{"index", b.index},
-                      {"replica", b.replica},
-                      {"num_ctx", b.config.num_ctx},
-                      {"cache_type", b.config.cache_type},
-                      {"calls", calls}});
+    nlohmann::json block = {{"index", b.index},
+                            {"replica", b.replica},
+                            {"num_ctx", b.config.num_ctx},
+                            {"cache_type", b.config.cache_type},
+                            {"calls", calls}};
+    if (!b.config.variant.empty()) {
+      block["variant"] = b.config.variant;
+    }
+    blocks.push_back(block);
   }
   return {{"seed", p.seed}, {"blocks", blocks}};
 }

@@ -26,7 +26,8 @@ std::string_view to_string(PairRole role);
 struct ServerConfig {
   int num_ctx = 0;
   std::string cache_type;
-  std::string label() const;  // e.g. "ctx=4096 kv=f16"
+  std::string variant;        // the server variant (scenario "variants"); empty without variants
+  std::string label() const;  // e.g. "ctx=4096 kv=f16", "candidate ctx=4096 kv=f16"
   bool operator==(const ServerConfig&) const = default;
 };
 
@@ -45,7 +46,7 @@ struct PlannedCall {
 
 struct Block {
   int index = 0;
-  int replica = 0;  // 0-based: which start of this configuration
+  int replica = 0;  // 0-based: which start of this configuration (and variant)
   ServerConfig config;
   std::vector<PlannedCall> calls;
 };
@@ -57,7 +58,8 @@ struct Plan {
   std::size_t timed_count() const;
 };
 
-// Expands and shuffles. Same scenario and seed, same plan, always.
+// Expands and shuffles. Same scenario and seed, same plan, always. With server variants the
+// blocks come in counterbalanced sets (see make_variant_plan in plan_detail.h).
 Plan make_plan(const scenario::Scenario& s);
 
 nlohmann::json to_json(const Plan& p);

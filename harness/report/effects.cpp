@@ -1,5 +1,6 @@
 #include "harness/report/effects.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -88,6 +89,34 @@ void write_effect_line(std::ostream& out, const MetricModel& m) {
   out << line << ".\n";
 }
 
+// "candidate vs baseline: decode rate -12.3 % [-15.0, -9.5]", from each log model's variant
+// terms (95 % CI; drift and the other factors held fixed).
+void write_variant_effects(std::ostream& out, const Analysis& a) {
+  std::string lines;
+  for (const auto& m : a.models) {
+    if (!m.fit) {
+      continue;
+    }
+    for (const auto& d : m.fit->dummies) {
+      if (d.factor != "variant") {
+        continue;
+      }
+      for (const auto& level : d.levels) {
+        if (const auto* e = relative(*m.fit, "variant=" + level)) {
+          lines += fmt::format("- {} vs {}: {} {:+.1f} % [{:+.1f}, {:+.1f}]\n", level, d.reference,
+                               metric_of(m.metric).label, 100 * e->relative, 100 * e->ci.lower,
+                               100 * e->ci.upper);
+        }
+      }
+    }
+  }
+  if (!lines.empty()) {
+    out << "Server variants, relative to the baseline (log model, 95% CI, drift and the other "
+           "factors held fixed):\n\n"
+        << lines << "\n";
+  }
+}
+
 void write_diagnostics(std::ostream& out, const Analysis& a) {
   out << "\n### Diagnostics\n\n";
   out << "| metric | n | R² | adj R² | residual SE | CV resid | Durbin-Watson | VIF prompt | "
@@ -153,23 +182,34 @@ void write_probes(std::ostream& out, const Analysis& a) {
 void write_descriptive(std::ostream& out, const Analysis& a) {
   out << "\n### Descriptive statistics\n\nMedian [95% bootstrap CI], mean ± sd, CV; outliers are "
          "flagged (Tukey fences, modified z > 10), never dropped.\n\n";
-  out << "| num_ctx | cache | prompt tokens | metric | n | median [95% CI] | mean ± sd | CV | "
-         "p05-p95 | outliers | slow first |\n|---:|---|---:|---|---:|---|---|---:|---|---:|---|\n";
+  const bool variants = std::any_of(a.conditions.begin(), a.conditions.end(),
+                                    [](const auto& c) { return !c.variant.empty(); });
+  out << (variants ? "| variant " : "")
+      << "| num_ctx | cache | prompt tokens | metric | n | median [95% CI] | mean ± sd | CV | "
+         "p05-p95 | outliers | slow first |\n"
+      << (variants ? "|---" : "") << "|---:|---|---:|---|---:|---|---|---:|---|---:|---|\n";
   for (const auto& c : a.conditions) {
     for (const auto& [key, s] : c.metrics) {
       const int pr = precision_for(metric_of(key).unit);
-      out << fmt::format(
-          "| {} | {} | {} | {} | {} | {:.{}f} [{:.{}f}, {:.{}f}] | {:.{}f} ± {:.{}f} | {:.1f}% | "
-          "{:.{}f}-{:.{}f} | {} | {} |\n",
-          c.num_ctx, c.cache_type, c.prompt_tokens, key, s.n, s.median, pr, s.median_ci.lower, pr,
-          s.median_ci.upper, pr, s.mean, pr, std::isnan(s.sd) ? 0.0 : s.sd, pr,
-          std::isnan(s.cv) ? 0.0 : 100 * s.cv, s.p05, pr, s.p95, pr, s.outliers.size(),
-          s.slow_first ? "yes" : "no");
+      out << (variants ? "| " + c.variant + " " : "")
+          << fmt::format(
+                 "| {} | {} | {} | {} | {} | {:.{}f} [{:.{}f}, {:.{}f}] | {:.{}f} ± {:.{}f} | "
+                 "{:.1f}% | "
+                 "{:.{}f}-{:.{}f} | {} | {} |\n",
+                 c.num_ctx, c.cache_type, c.prompt_tokens, key, s.n, s.median, pr,
+                 s.median_ci.lower, pr, s.median_ci.upper, pr, s.mean, pr,
+                 std::isnan(s.sd) ? 0.0 : s.sd, pr, std::isnan(s.cv) ? 0.0 : 100 * s.cv, s.p05, pr,
+                 s.p95, pr, s.outliers.size(), s.slow_first ? "yes" : "no");
     }
   }
 }
 
 }  // namespace
+
+std::string baseline_variant(const nlohmann::json& run) {
+  const auto& sc = run.value("scenario", nlohmann::json::object());
+  return sc.value("gate", nlohmann::json::object()).value("baseline", "");
+}
 
 void write_effects_markdown(std::ostream& out, const Analysis& a) {
   out << "\n## Effects\n\n";
@@ -180,6 +220,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
   out << "Ordinary least squares of each metric on the factors that vary and on elapsed "
          "minutes since the first timed call (the drift term), over the shuffled calls; "
          "relative effects from the same model on the log scale.\n\n";
+  write_variant_effects(out, a);
   for (const auto& m : a.models) {
     write_effect_line(out, m);
   }

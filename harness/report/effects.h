@@ -3,11 +3,20 @@
 // Markdown report, rendered from an Analysis. Pure.
 
 #include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/analysis/analysis.h"
 
 namespace kvbench::report {
 
+// The reference variant of a run's comparison (run.json's scenario gate.baseline); empty when
+// the run has no variants.
+std::string baseline_variant(const nlohmann::json& run);
+
+// Writes the sections above; with server variants, the Effects section leads with each
+// variant's relative effect on every metric against the baseline.
 void write_effects_markdown(std::ostream& out, const analysis::Analysis& a);
 
 }  // namespace kvbench::report

@@ -71,16 +71,16 @@ std::string opt(const std::optional<int>& v) {
 }  // namespace
 
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls) {
-  std::map<std::tuple<int, std::string, int>, std::vector<const CallRecord*>> groups;
+  std::map<std::tuple<std::string, int, std::string, int>, std::vector<const CallRecord*>> groups;
   for (const auto& r : calls) {
     if (is_fresh_timed(r)) {
-      groups[{r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
+      groups[{r.variant, r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
     }
   }
   std::vector<ConditionSummary> out;
   for (const auto& [key, rs] : groups) {
     ConditionSummary c;
-    std::tie(c.num_ctx, c.cache_type, c.prompt_tokens) = key;
+    std::tie(c.variant, c.num_ctx, c.cache_type, c.prompt_tokens) = key;
     c.calls = static_cast<int>(rs.size());
     std::vector<const CallRecord*> ok;
     for (const auto* r : rs) {
@@ -148,11 +148,16 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
     out << "- warning: " << w << "\n";
   }
   out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
-  out << "| num_ctx | cache | prompt tokens | n | failed | TTFT ms | server prompt ms | decode "
+  const auto rows = summarize_conditions(calls);
+  const bool variants =
+      std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
+  out << (variants ? "| variant " : "")
+      << "| num_ctx | cache | prompt tokens | n | failed | TTFT ms | server prompt ms | decode "
          "tok/s | server decode tok/s | max cache_n | flagged |\n";
-  out << "|---:|---|---:|---:|---:|---|---|---|---|---:|---:|\n";
-  for (const auto& c : summarize_conditions(calls)) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", c.num_ctx,
+  out << (variants ? "|---" : "") << "|---:|---|---:|---:|---:|---|---|---|---|---:|---:|\n";
+  for (const auto& c : rows) {
+    out << (variants ? "| " + c.variant + " " : "")
+        << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", c.num_ctx,
                        c.cache_type, c.prompt_tokens, c.calls - c.failed, c.failed,
                        cell(c.ttft_ms, 1), cell(c.server_prompt_ms, 1), cell(c.decode_tps, 2),
                        cell(c.server_decode_tps, 2), c.max_cache_n, c.flagged);
@@ -170,8 +175,9 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
         cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
   }
   write_effects_markdown(
-      out, analysis::analyze(
-               calls, run.value("scenario", json::object()).value("seed", std::uint64_t{1})));
+      out, analysis::analyze(calls,
+                             run.value("scenario", json::object()).value("seed", std::uint64_t{1}),
+                             baseline_variant(run)));
   write_memory_markdown(out, analyze_memory(run));
   write_prefix_markdown(out, calls, lesson_figures());
 }
@@ -179,13 +185,18 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
 void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {
   out << "num_ctx,cache_type,prompt_tokens,n,failed,ttft_ms_median,ttft_ms_q1,ttft_ms_q3,"
          "server_prompt_ms_median,decode_tps_median,decode_tps_q1,decode_tps_q3,"
-         "server_decode_tps_median,max_cache_n,flagged\n";
+         "server_decode_tps_median,max_cache_n,flagged";
+  // A last column for the server variant, when the run compares variants.
+  const bool variants =
+      std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
+  out << (variants ? ",variant\n" : "\n");
   for (const auto& c : rows) {
     out << fmt::format(
-        "{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", c.num_ctx,
+        "{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}", c.num_ctx,
         c.cache_type, c.prompt_tokens, c.calls - c.failed, c.failed, c.ttft_ms.median, c.ttft_ms.q1,
         c.ttft_ms.q3, c.server_prompt_ms.median, c.decode_tps.median, c.decode_tps.q1,
         c.decode_tps.q3, c.server_decode_tps.median, c.max_cache_n, c.flagged);
+    out << (variants ? "," + c.variant + "\n" : "\n");
   }
 }
 
@@ -213,17 +224,21 @@ json q_json(const Quartiles& q) {
 json to_json(const std::vector<ConditionSummary>& rows, const CacheCheck& cache) {
   json conds = json::array();
   for (const auto& c : rows) {
-    conds.push_back({{"num_ctx", c.num_ctx},
-                     {"cache_type", c.cache_type},
-                     {"prompt_tokens", c.prompt_tokens},
-                     {"calls", c.calls},
-                     {"failed", c.failed},
-                     {"ttft_ms", q_json(c.ttft_ms)},
-                     {"server_prompt_ms", q_json(c.server_prompt_ms)},
-                     {"decode_tps", q_json(c.decode_tps)},
-                     {"server_decode_tps", q_json(c.server_decode_tps)},
-                     {"max_cache_n", c.max_cache_n},
-                     {"flagged", c.flagged}});
+    json cj = {{"num_ctx", c.num_ctx},
+               {"cache_type", c.cache_type},
+               {"prompt_tokens", c.prompt_tokens},
+               {"calls", c.calls},
+               {"failed", c.failed},
+               {"ttft_ms", q_json(c.ttft_ms)},
+               {"server_prompt_ms", q_json(c.server_prompt_ms)},
+               {"decode_tps", q_json(c.decode_tps)},
+               {"server_decode_tps", q_json(c.server_decode_tps)},
+               {"max_cache_n", c.max_cache_n},
+               {"flagged", c.flagged}};
+    if (!c.variant.empty()) {
+      cj["variant"] = c.variant;
+    }
+    conds.push_back(cj);
   }
   return {{"conditions", conds},
           {"prompt_cache",

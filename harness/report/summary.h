@@ -23,6 +23,7 @@ struct Quartiles {
 Quartiles quartiles(std::vector<double> values);
 
 struct ConditionSummary {
+  std::string variant;  // empty unless the run compares server variants
   int num_ctx = 0;
   std::string cache_type;
   int prompt_tokens = 0;

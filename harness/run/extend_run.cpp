@@ -1,10 +1,75 @@
+// More counterbalanced block sets for a finished run of server variants: the scenario in run.json
+// gets a larger block_repeats, its plan grows by whole sets (the earlier blocks stay as they
+// were), and the new calls run into the same folder through the resume machinery.
+
+#include <fmt/format.h>
+
+#include "harness/core/clock.h"
 #include "harness/core/error.h"
+#include "harness/plan/plan.h"
+#include "harness/run/results.h"
 #include "harness/run/runner.h"
 
 namespace kvbench::run {
 
-RunSummary extend_run(const std::filesystem::path& run_dir, int, const RunOptions&) {
-  throw Error(run_dir.string() + ": extending a run with more variant blocks is not built yet");
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Throws InputError unless every block of `before` is, byte for byte, the same block of `after`.
+void check_prefix(const fs::path& run_dir, const json& before, const json& after) {
+  const json& old_blocks = before.value("blocks", json::array());
+  const json& new_blocks = after.at("blocks");
+  bool prefix = old_blocks.size() <= new_blocks.size();
+  for (std::size_t i = 0; prefix && i < old_blocks.size(); ++i) {
+    prefix = old_blocks[i].dump() == new_blocks[i].dump();
+  }
+  if (!prefix) {
+    throw InputError(fmt::format(
+        "{}: the plan in run.json is not the start of the extended plan of its scenario (a run "
+        "of another kvbench version?): this run cannot be extended",
+        run_dir.string()));
+  }
+}
+
+}  // namespace
+
+RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions& options) {
+  if (extra_sets < 1 || extra_sets > 100) {
+    throw InputError(fmt::format("extend: {} sets: expected 1 to 100", extra_sets));
+  }
+  LoadedRun loaded = load_run(run_dir);
+  json run = loaded.run;
+  if (!run.contains("scenario") || !run.contains("plan")) {
+    throw InputError(fmt::format("{}: run.json has no scenario or plan", run_dir.string()));
+  }
+  auto s = scenario::parse_scenario(run["scenario"].dump(), (run_dir / "run.json").string());
+  if (s.variants.empty()) {
+    throw InputError(fmt::format(
+        "{}: the run compares no server variants: only a run with \"variants\" can be extended "
+        "by more block sets",
+        run_dir.string()));
+  }
+  const int sets_before = s.block_repeats;
+  if (sets_before + extra_sets > 100) {
+    throw InputError(fmt::format("{}: {} sets and {} more exceed block_repeats' limit of 100",
+                                 run_dir.string(), sets_before, extra_sets));
+  }
+  s.block_repeats += extra_sets;
+  s.resolved = scenario::to_json(s);
+  const json plan = plan::to_json(plan::make_plan(s));
+  check_prefix(run_dir, run["plan"], plan);
+  run["extended"].push_back({{"at", utc_now_rfc3339()},
+                             {"sets", extra_sets},
+                             {"sets_before", sets_before},
+                             {"blocks_before", run["plan"]["blocks"].size()},
+                             {"calls_recorded", loaded.calls.size()}});
+  run["scenario"] = s.resolved;
+  run["plan"] = plan;
+  run["status"] = "incomplete";
+  write_json_atomic(run_dir / "run.json", run);
+  return resume_run(run_dir, options);
 }
 
 }  // namespace kvbench::run

@@ -11,7 +11,6 @@
 #include "harness/backend/managed_server.h"
 #include "harness/core/error.h"
 #include "harness/core/version.h"
-#include "harness/gguf/ggml_types.h"
 #include "harness/http/curl_transport.h"
 #include "harness/measure/machine.h"
 #include "harness/measure/proc_tree.h"
@@ -26,6 +25,7 @@
 #include "harness/run/pair_prompt.h"
 #include "harness/run/progress.h"
 #include "harness/run/results.h"
+#include "harness/run/server_target.h"
 #include <unistd.h>
 
 namespace kvbench::run {
@@ -34,6 +34,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
+  // A variant takes an override for a field it does not set itself (one equal to the server's).
+  for (auto& v : s.variants) {
+    if (!o.url.empty() && v.server.url == s.server.url) {
+      v.server.url = o.url;
+    }
+    if (!o.model.empty() && v.server.model == s.server.model) {
+      v.server.model = o.model;
+    }
+    if (!o.server_binary.empty() && v.server.binary == s.server.binary) {
+      v.server.binary = o.server_binary;
+    }
+  }
   if (!o.url.empty()) {
     s.server.url = o.url;
   }
@@ -95,17 +107,6 @@ std::uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
-std::string api_key_from(const scenario::ServerSpec& s) {
-  if (s.api_key_env.empty()) {
-    return "";
-  }
-  const char* v = std::getenv(s.api_key_env.c_str());
-  if (v == nullptr) {
-    throw InputError(fmt::format("server.api_key_env names ${}, which is not set", s.api_key_env));
-  }
-  return v;
-}
-
 int longest_prompt_tokens(const plan::Block& block) {
   int n = 0;
   for (const auto& call : block.calls) {
@@ -120,33 +121,6 @@ struct ResumeState {
   json run;
   std::set<int> done;
 };
-
-// A block-quantized cache type needs head sizes that are a multiple of its block size, or
-// llama-server refuses to start: say so before anything runs.
-void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
-  if (!model.contains("shape")) {
-    return;
-  }
-  const auto head_k = model["shape"].value("head_dim_k", 0U);
-  const auto head_v = model["shape"].value("head_dim_v", 0U);
-  std::vector<std::string> problems;
-  for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
-    const auto type = gguf::ggml_type_from_name(s.factors.cache_type[i]);
-    if (!type) {
-      continue;
-    }
-    const std::uint32_t block = gguf::ggml_type_info(*type).block_size;
-    if (block > 1 && head_k > 0 && (head_k % block != 0 || head_v % block != 0)) {
-      problems.push_back(fmt::format(
-          "{}: factors.cache_type[{}]: '{}' stores blocks of {} numbers, which must divide the "
-          "model's head size ({} for K, {} for V); choose another cache type or model",
-          s.source, i, s.factors.cache_type[i], block, head_k, head_v));
-    }
-  }
-  if (!problems.empty()) {
-    throw InputError(problems);
-  }
-}
 
 class Runner {
  public:
@@ -168,6 +142,8 @@ class Runner {
   CallRecord base_record(const plan::PlannedCall& call, const plan::Block& block) const;
   void write_record(const CallRecord& r);
   void save_run_json();
+  json variants_json() const;
+  const ServerTarget& target_of(const plan::Block& block) const;
   void continue_run(const json& server, const json& model);
 
   const scenario::Scenario& s_;
@@ -176,9 +152,7 @@ class Runner {
   http::CurlTransport transport_;
   plan::Plan plan_;
   std::string run_id_ = prompt::new_run_id();
-  std::string binary_;
-  std::string model_path_;
-  std::string api_key_;
+  std::vector<ServerTarget> targets_;  // llama-server: one per variant (or the one server)
   fs::path run_dir_;
   json run_json_;
   std::unique_ptr<RecordWriter> writer_;
@@ -193,40 +167,23 @@ class Runner {
 };
 
 void Runner::prepare() {
-  try {
-    api_key_ = api_key_from(s_.server);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: {}", s_.source, e.what()));
-  }
-  json server = {{"kind", scenario::to_string(s_.server.kind)},
-                 {"mode", s_.server.managed() ? "managed" : "attached"}};
-  json model = {{"name", s_.server.model}};
+  json server;
+  json model;
   if (s_.server.kind == scenario::ServerKind::ollama) {
-    ollama_ = std::make_unique<OllamaSession>(s_, transport_, run_id_, o_.ready_timeout);
-    ollama_->prepare(server, model);
-  } else if (s_.server.managed()) {
     try {
-      binary_ = find_llama_server(s_.server.binary);
-      const fs::path models = o_.models_dir.empty() ? default_models_dir() : o_.models_dir;
-      model_path_ = resolve_model(s_.server.model, models);
+      api_key_from(s_.server);
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", s_.source, e.what()));
     }
-    const auto version = process::run_capture({binary_, "--version"}, std::chrono::seconds(30));
-    server["binary"] = binary_;
-    server["version"] = version.stdout_text + version.stderr_text;
-    model = describe_model_file(model_path_);
-    check_cache_types_fit(s_, model);
-    model["name"] = s_.server.model;
+    server = {{"kind", scenario::to_string(s_.server.kind)},
+              {"mode", s_.server.managed() ? "managed" : "attached"}};
+    model = {{"name", s_.server.model}};
+    ollama_ = std::make_unique<OllamaSession>(s_, transport_, run_id_, o_.ready_timeout);
+    ollama_->prepare(server, model);
   } else {
-    server["url"] = s_.server.url;
-    backend::LlamaServerBackend probe(transport_, s_.server.url, api_key_);
-    if (!probe.healthy()) {
-      throw Error(
-          fmt::format("the server at {} is not reachable or not ready (GET /health did "
-                      "not answer 200); start it or fix server.url",
-                      s_.server.url));
-    }
+    targets_ = prepare_llama_targets(s_, o_, transport_);
+    server = targets_.front().server;
+    model = targets_.front().model;
   }
   if (resume_) {
     continue_run(server, model);
@@ -248,6 +205,9 @@ void Runner::prepare() {
       {"model", model},
       {"machine", measure::machine_info()},
       {"blocks", json::array()}};
+  if (!s_.variants.empty()) {
+    run_json_["variants"] = variants_json();
+  }
   save_run_json();
   writer_ = std::make_unique<RecordWriter>(run_dir_ / "calls.jsonl");
   progress_ = std::make_unique<Progress>(plan_.call_count(), o_.progress);
@@ -275,6 +235,25 @@ void Runner::continue_run(const json& server, const json& model) {
   progress_ = std::make_unique<Progress>(plan_.call_count() - done_.size(), o_.progress);
 }
 
+json Runner::variants_json() const {
+  // The resolved server spec of each variant, with what preparing it found.
+  json out = s_.resolved.value("variants", json::array());
+  for (std::size_t i = 0; i < out.size() && i < targets_.size(); ++i) {
+    out[i]["found"] = {{"server", targets_[i].server}, {"model", targets_[i].model}};
+  }
+  return out;
+}
+
+const ServerTarget& Runner::target_of(const plan::Block& block) const {
+  for (const auto& t : targets_) {
+    if (t.variant == block.config.variant) {
+      return t;
+    }
+  }
+  throw Error(fmt::format("block {} names variant '{}', which the scenario does not have",
+                          block.index, block.config.variant));
+}
+
 void Runner::save_run_json() {
   write_json_atomic(run_dir_ / "run.json", run_json_);
 }
@@ -289,6 +268,7 @@ CallRecord Runner::base_record(const plan::PlannedCall& call, const plan::Block&
   r.prompt_tokens = call.prompt_tokens;
   r.num_ctx = block.config.num_ctx;
   r.cache_type = block.config.cache_type;
+  r.variant = block.config.variant;
   r.wall_start = utc_now_rfc3339();
   return r;
 }
@@ -397,24 +377,29 @@ void Runner::run_block(const plan::Block& block) {
                {"replica", block.replica},
                {"num_ctx", block.config.num_ctx},
                {"cache_type", block.config.cache_type}};
+  if (!block.config.variant.empty()) {
+    info["variant"] = block.config.variant;
+  }
   if (ollama_) {
     run_ollama_block(block, std::move(info));
     return;
   }
   std::unique_ptr<backend::ManagedServer> managed;
-  std::string url = s_.server.url;
+  const ServerTarget& target = target_of(block);
+  const std::string& api_key = target.api_key;
+  std::string url = target.spec.url;
   backend::LlamaServerLaunch launch;
-  if (s_.server.managed()) {
-    launch = backend::LlamaServerLaunch{binary_,
-                                        model_path_,
+  if (target.spec.managed()) {
+    launch = backend::LlamaServerLaunch{target.binary,
+                                        target.model_path,
                                         block.config.num_ctx,
                                         block.config.cache_type,
-                                        s_.server.flash_attn,
-                                        s_.server.threads,
+                                        target.spec.flash_attn,
+                                        target.spec.threads,
                                         1,
-                                        s_.server.args,
+                                        target.spec.args,
                                         run_dir_ / fmt::format("server-block{}.log", block.index),
-                                        api_key_};
+                                        api_key};
     info["log"] = launch.log_path.filename().string();
     try {
       managed = backend::ManagedServer::start(launch, transport_, o_.ready_timeout);
@@ -427,20 +412,20 @@ void Runner::run_block(const plan::Block& block) {
     }
   }
   info["url"] = url;
-  info["props"] = backend::LlamaServerBackend(transport_, url, api_key_).describe();
+  info["props"] = backend::LlamaServerBackend(transport_, url, api_key).describe();
   slot_ids_.clear();
   std::optional<BlockMemory> memory;
   if (managed) {
     memory.emplace(managed->pid(), longest_prompt_tokens(block));
     std::string note;
-    backend::LlamaServerBackend be(transport_, url, api_key_);
+    backend::LlamaServerBackend be(transport_, url, api_key);
     slot_ids_ = one_token_request(be, note);
     if (!note.empty()) {
       memory->add_note(note);
     }
     memory->after_load();
   }
-  auto backend = std::make_unique<backend::LlamaServerBackend>(transport_, url, api_key_);
+  auto backend = std::make_unique<backend::LlamaServerBackend>(transport_, url, api_key);
   int restarts = 0;
   for (std::size_t i = 0; i < block.calls.size(); ++i) {
     const auto& call = block.calls[i];
@@ -468,7 +453,7 @@ void Runner::run_block(const plan::Block& block) {
       try {
         managed = backend::ManagedServer::start(launch, transport_, o_.ready_timeout);
         backend =
-            std::make_unique<backend::LlamaServerBackend>(transport_, managed->url(), api_key_);
+            std::make_unique<backend::LlamaServerBackend>(transport_, managed->url(), api_key);
         slot_ids_.clear();
         restart["url"] = managed->url();
         info["restarts"].push_back(restart);

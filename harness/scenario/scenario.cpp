@@ -11,6 +11,7 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/locate.h"
+#include "harness/scenario/parse_detail.h"
 #include "harness/scenario/suggest.h"
 
 namespace kvbench::scenario {
@@ -29,106 +30,10 @@ const std::vector<std::string>& known_cache_types() {
 
 namespace {
 
+using detail::Checker;
+
 constexpr int kMaxPromptTokens = 1 << 20;
 constexpr int kMaxCtx = 1 << 21;
-
-// Collects every problem with its path, then throws them together.
-class Checker {
- public:
-  Checker(std::string source, std::string_view text)
-      : source_(std::move(source)), lines_(value_lines(text)) {}
-  // "<file>:<line>: <path>: <what>"; the line is that of the value at `path`, or of its nearest
-  // enclosing value when the path is missing.
-  void problem(const std::string& path, const std::string& what) {
-    problems_.push_back(fmt::format("{}{}: {}: {}", source_, line_suffix(path),
-                                    path.empty() ? "(top level)" : path, what));
-  }
-  void throw_if_any() const {
-    if (!problems_.empty()) {
-      throw InputError(problems_);
-    }
-  }
-  bool ok() const { return problems_.empty(); }
-
-  // Unknown keys, with a suggestion for the nearest known one.
-  void keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) {
-    for (const auto& [key, value] : obj.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        const std::string near = nearest(key, allowed);
-        problem(join(path, key), near.empty()
-                                     ? "unknown key"
-                                     : fmt::format("unknown key (did you mean '{}'?)", near));
-      }
-    }
-  }
-
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
-  std::optional<int> integer(const json& v, const std::string& path, long long lo, long long hi) {
-    if (!v.is_number_integer()) {
-      problem(path, fmt::format("expected an integer, got {}", describe(v)));
-      return std::nullopt;
-    }
-    const auto x = v.get<long long>();
-    if (x < lo || x > hi) {
-      problem(path, fmt::format("{} is out of range: expected {} to {}", x, lo, hi));
-      return std::nullopt;
-    }
-    return static_cast<int>(x);
-  }
-
-  std::optional<std::string> string(const json& v, const std::string& path, bool allow_empty) {
-    if (!v.is_string()) {
-      problem(path, fmt::format("expected a string, got {}", describe(v)));
-      return std::nullopt;
-    }
-    auto s = v.get<std::string>();
-    if (!allow_empty && s.empty()) {
-      problem(path, "expected a non-empty string");
-      return std::nullopt;
-    }
-    return s;
-  }
-
-  static std::string describe(const json& v) {
-    if (v.is_string()) {
-      return fmt::format("the string {}", v.dump());
-    }
-    if (v.is_array()) {
-      return "an array";
-    }
-    if (v.is_object()) {
-      return "an object";
-    }
-    if (v.is_null()) {
-      return "null";
-    }
-    if (v.is_boolean()) {
-      return fmt::format("the boolean {}", v.dump());
-    }
-    return fmt::format("the number {}", v.dump());
-  }
-
- private:
-  std::string line_suffix(std::string_view path) const {
-    while (true) {
-      if (auto it = lines_.find(std::string(path)); it != lines_.end()) {
-        return fmt::format(":{}", it->second);
-      }
-      if (path.empty()) {
-        return {};
-      }
-      const auto cut = path.find_last_of(".[");
-      path = cut == std::string_view::npos ? std::string_view() : path.substr(0, cut);
-    }
-  }
-
-  std::string source_;
-  std::map<std::string, int> lines_;
-  std::vector<std::string> problems_;
-};
 
 // A factor: a single value or a non-empty array of distinct values.
 template <typename T, typename Fn>
@@ -167,75 +72,81 @@ void check_server_arg(Checker& c, const std::string& path, const std::string& ar
   }
 }
 
-void parse_server(Checker& c, const json& v, ServerSpec& s) {
+}  // namespace
+
+void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (!v.is_object()) {
-    c.problem("server", fmt::format("expected an object, got {}", Checker::describe(v)));
+    c.problem(path, fmt::format("expected an object, got {}", Checker::describe(v)));
     return;
   }
-  c.keys(v, "server",
+  c.keys(v, path,
          {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env"});
   if (v.contains("kind")) {
-    if (auto k = c.string(v["kind"], "server.kind", false)) {
+    if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (*k == "llama-server") {
         s.kind = ServerKind::llama_server;
       } else if (*k == "ollama") {
         s.kind = ServerKind::ollama;
       } else {
-        c.problem("server.kind", fmt::format("unknown server kind '{}': expected 'llama-server' or "
-                                             "'ollama'",
-                                             *k));
+        c.problem(path + ".kind",
+                  fmt::format("unknown server kind '{}': expected 'llama-server' or "
+                              "'ollama'",
+                              *k));
       }
     }
   }
   if (v.contains("model")) {
-    s.model = c.string(v["model"], "server.model", false).value_or(s.model);
+    s.model = c.string(v["model"], path + ".model", false).value_or(s.model);
   }
   if (v.contains("url")) {
-    s.url = c.string(v["url"], "server.url", false).value_or("");
+    s.url = c.string(v["url"], path + ".url", false).value_or("");
     if (!s.url.empty() && s.url.rfind("http://", 0) != 0 && s.url.rfind("https://", 0) != 0) {
-      c.problem("server.url", fmt::format("'{}' is not an http:// or https:// URL", s.url));
+      c.problem(path + ".url", fmt::format("'{}' is not an http:// or https:// URL", s.url));
     }
     while (!s.url.empty() && s.url.back() == '/') {
       s.url.pop_back();
     }
   }
   if (v.contains("binary")) {
-    s.binary = c.string(v["binary"], "server.binary", false).value_or("");
+    s.binary = c.string(v["binary"], path + ".binary", false).value_or("");
   }
   if (v.contains("args")) {
     if (!v["args"].is_array()) {
-      c.problem("server.args", "expected an array of strings, one per argument");
+      c.problem(path + ".args", "expected an array of strings, one per argument");
     } else {
+      s.args.clear();
       for (std::size_t i = 0; i < v["args"].size(); ++i) {
-        const std::string path = fmt::format("server.args[{}]", i);
-        if (auto a = c.string(v["args"][i], path, false)) {
-          check_server_arg(c, path, *a);
+        const std::string arg_path = fmt::format("{}.args[{}]", path, i);
+        if (auto a = c.string(v["args"][i], arg_path, false)) {
+          check_server_arg(c, arg_path, *a);
           s.args.push_back(*a);
         }
       }
     }
   }
   if (v.contains("threads")) {
-    s.threads = c.integer(v["threads"], "server.threads", 0, 1024).value_or(0);
+    s.threads = c.integer(v["threads"], path + ".threads", 0, 1024).value_or(0);
   }
   if (v.contains("flash_attn")) {
-    if (auto fa = c.string(v["flash_attn"], "server.flash_attn", false)) {
+    if (auto fa = c.string(v["flash_attn"], path + ".flash_attn", false)) {
       if (*fa != "on" && *fa != "off" && *fa != "auto") {
-        c.problem("server.flash_attn", fmt::format("'{}': expected 'on', 'off' or 'auto'", *fa));
+        c.problem(path + ".flash_attn", fmt::format("'{}': expected 'on', 'off' or 'auto'", *fa));
       } else {
         s.flash_attn = *fa;
       }
     }
   }
   if (v.contains("api_key_env")) {
-    s.api_key_env = c.string(v["api_key_env"], "server.api_key_env", false).value_or("");
+    s.api_key_env = c.string(v["api_key_env"], path + ".api_key_env", false).value_or("");
   }
   if (!s.url.empty() && (v.contains("binary") || v.contains("args") || v.contains("threads"))) {
-    c.problem("server",
+    c.problem(path,
               "'url' attaches to a running server: 'binary', 'args' and 'threads' "
               "apply only to a managed server");
   }
 }
+
+namespace {
 
 void parse_factors(Checker& c, const json& v, Factors& f) {
   if (!v.is_object()) {
@@ -308,7 +219,7 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
 void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
-          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes"});
+          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate"});
   if (!doc.contains("name")) {
     c.problem("name", "missing: give the scenario a name");
   } else {
@@ -318,7 +229,13 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
     s.description = c.string(doc["description"], "description", true).value_or("");
   }
   if (doc.contains("server")) {
-    parse_server(c, doc["server"], s.server);
+    detail::parse_server(c, doc["server"], "server", s.server);
+  }
+  if (doc.contains("variants")) {
+    detail::parse_variants(c, doc["variants"], s);
+  }
+  if (doc.contains("gate")) {
+    detail::parse_gate(c, doc["gate"], s);
   }
   if (!doc.contains("factors")) {
     c.problem("factors", "missing: give at least factors.prompt_tokens");
@@ -439,6 +356,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   parse_top(c, doc, s);
   if (c.ok()) {
     check_consistency(c, s);
+    detail::check_variants_and_gate(c, s, doc.contains("gate"));
   }
   c.throw_if_any();
   s.resolved = to_json(s);
@@ -455,22 +373,26 @@ Scenario load_scenario(const std::string& path) {
   return parse_scenario(ss.str(), path);
 }
 
-json to_json(const Scenario& s) {
-  json server = {{"kind", to_string(s.server.kind)},
-                 {"model", s.server.model},
-                 {"flash_attn", s.server.flash_attn}};
-  if (s.server.managed()) {
-    server["threads"] = s.server.threads;
-    server["args"] = s.server.args;
+json detail::server_to_json(const ServerSpec& spec) {
+  json server = {
+      {"kind", to_string(spec.kind)}, {"model", spec.model}, {"flash_attn", spec.flash_attn}};
+  if (spec.managed()) {
+    server["threads"] = spec.threads;
+    server["args"] = spec.args;
   } else {
-    server["url"] = s.server.url;
+    server["url"] = spec.url;
   }
-  if (!s.server.binary.empty()) {
-    server["binary"] = s.server.binary;
+  if (!spec.binary.empty()) {
+    server["binary"] = spec.binary;
   }
-  if (!s.server.api_key_env.empty()) {
-    server["api_key_env"] = s.server.api_key_env;
+  if (!spec.api_key_env.empty()) {
+    server["api_key_env"] = spec.api_key_env;
   }
+  return server;
+}
+
+json to_json(const Scenario& s) {
+  const json server = detail::server_to_json(s.server);
   json factors = {{"prompt_tokens", s.factors.prompt_tokens},
                   {"num_ctx", s.factors.num_ctx},
                   {"cache_type", s.factors.cache_type}};
@@ -480,18 +402,20 @@ json to_json(const Scenario& s) {
       factors["edit_position"].push_back(e.to_json());
     }
   }
-  return {{"name", s.name},
-          {"description", s.description},
-          {"server", server},
-          {"factors", factors},
-          {"repeats", s.repeats},
-          {"block_repeats", s.block_repeats},
-          {"seed", s.seed},
-          {"max_tokens", s.max_tokens},
-          {"warmup", s.warmup},
-          {"timeout_s", s.timeout_s},
-          {"unique_first_line", s.unique_first_line},
-          {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
+  json out = {{"name", s.name},
+              {"description", s.description},
+              {"server", server},
+              {"factors", factors},
+              {"repeats", s.repeats},
+              {"block_repeats", s.block_repeats},
+              {"seed", s.seed},
+              {"max_tokens", s.max_tokens},
+              {"warmup", s.warmup},
+              {"timeout_s", s.timeout_s},
+              {"unique_first_line", s.unique_first_line},
+              {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
+  detail::add_variants_and_gate(s, out);
+  return out;
 }
 
 }  // namespace kvbench::scenario

@@ -1,0 +1,142 @@
+#pragma once
+// Internal to the scenario parser: the checker that collects every problem with its file, line
+// and path, and the parts of the parser that the variant and gate sections share with it.
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/core/error.h"
+#include "harness/scenario/locate.h"
+#include "harness/scenario/scenario.h"
+#include "harness/scenario/suggest.h"
+
+namespace kvbench::scenario::detail {
+
+using nlohmann::json;
+
+// Collects every problem with its path, then throws them together.
+class Checker {
+ public:
+  Checker(std::string source, std::string_view text)
+      : source_(std::move(source)), lines_(value_lines(text)) {}
+  // "<file>:<line>: <path>: <what>"; the line is that of the value at `path`, or of its nearest
+  // enclosing value when the path is missing.
+  void problem(const std::string& path, const std::string& what) {
+    problems_.push_back(fmt::format("{}{}: {}: {}", source_, line_suffix(path),
+                                    path.empty() ? "(top level)" : path, what));
+  }
+  void throw_if_any() const {
+    if (!problems_.empty()) {
+      throw InputError(problems_);
+    }
+  }
+  bool ok() const { return problems_.empty(); }
+
+  // Unknown keys, with a suggestion for the nearest known one.
+  void keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) {
+    for (const auto& [key, value] : obj.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        const std::string near = nearest(key, allowed);
+        problem(join(path, key), near.empty()
+                                     ? "unknown key"
+                                     : fmt::format("unknown key (did you mean '{}'?)", near));
+      }
+    }
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  std::optional<int> integer(const json& v, const std::string& path, long long lo, long long hi) {
+    if (!v.is_number_integer()) {
+      problem(path, fmt::format("expected an integer, got {}", describe(v)));
+      return std::nullopt;
+    }
+    const auto x = v.get<long long>();
+    if (x < lo || x > hi) {
+      problem(path, fmt::format("{} is out of range: expected {} to {}", x, lo, hi));
+      return std::nullopt;
+    }
+    return static_cast<int>(x);
+  }
+
+  std::optional<std::string> string(const json& v, const std::string& path, bool allow_empty) {
+    if (!v.is_string()) {
+      problem(path, fmt::format("expected a string, got {}", describe(v)));
+      return std::nullopt;
+    }
+    auto s = v.get<std::string>();
+    if (!allow_empty && s.empty()) {
+      problem(path, "expected a non-empty string");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  static std::string describe(const json& v) {
+    if (v.is_string()) {
+      return fmt::format("the string {}", v.dump());
+    }
+    if (v.is_array()) {
+      return "an array";
+    }
+    if (v.is_object()) {
+      return "an object";
+    }
+    if (v.is_null()) {
+      return "null";
+    }
+    if (v.is_boolean()) {
+      return fmt::format("the boolean {}", v.dump());
+    }
+    return fmt::format("the number {}", v.dump());
+  }
+
+ private:
+  std::string line_suffix(std::string_view path) const {
+    while (true) {
+      if (auto it = lines_.find(std::string(path)); it != lines_.end()) {
+        return fmt::format(":{}", it->second);
+      }
+      if (path.empty()) {
+        return {};
+      }
+      const auto cut = path.find_last_of(".[");
+      path = cut == std::string_view::npos ? std::string_view() : path.substr(0, cut);
+    }
+  }
+
+  std::string source_;
+  std::map<std::string, int> lines_;
+  std::vector<std::string> problems_;
+};
+
+// Parses a server object at `path` ("server", "variants[1].server") over `s`: the fields it
+// names replace those of `s` (args as a whole); the rest stay. Problems go to `c`.
+void parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s);
+
+// A server spec as run.json's scenario records it, every default explicit.
+json server_to_json(const ServerSpec& s);
+
+// The "variants" section: names, and each variant's server over the scenario's `s.server`.
+void parse_variants(Checker& c, const json& v, Scenario& s);
+
+// The "gate" section into s.gate; needs s.factors and s.variants parsed first.
+void parse_gate(Checker& c, const json& v, Scenario& s);
+
+// Cross-field rules for variants and the gate, once everything parsed (defaults filled).
+void check_variants_and_gate(Checker& c, Scenario& s, bool gate_given);
+
+// Adds "variants" (when there are any) and "gate" (when there are variants or it is not the
+// default) to a resolved scenario.
+void add_variants_and_gate(const Scenario& s, json& resolved);
+
+}  // namespace kvbench::scenario::detail
