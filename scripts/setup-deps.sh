@@ -7,7 +7,7 @@ packages=(
   build-essential cmake git pkg-config ca-certificates
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libeigen3-dev libboost-math-dev libcpp-httplib-dev
+  libeigen3-dev libboost-math-dev libcpp-httplib-dev libsqlite3-dev
   patchelf debian-archive-keyring clang-format
   clang-14 libclang-rt-14-dev
   python3 python3-matplotlib

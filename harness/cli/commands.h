@@ -9,5 +9,7 @@ namespace kvbench::cli {
 void setup_run_command(CLI::App& app, int& exit_code);
 void setup_plan_command(CLI::App& app, int& exit_code);
 void setup_report_command(CLI::App& app, int& exit_code);
+void setup_gate_command(CLI::App& app, int& exit_code);
+void setup_history_command(CLI::App& app, int& exit_code);
 
 }  // namespace kvbench::cli

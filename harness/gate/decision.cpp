@@ -1,0 +1,231 @@
+#include "harness/gate/decision.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/error.h"
+
+namespace kvbench::gate {
+
+std::string condition_label(const std::map<std::string, std::string>& where) {
+  if (where.empty()) {
+    return "all calls";
+  }
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : where) {
+    parts.push_back(k + "=" + v);
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+bool matches(const CallRecord& r, const std::map<std::string, std::string>& where,
+             const std::string& field) {
+  for (const auto& [factor, level] : where) {
+    if (factor == "cache_type") {
+      if (r.cache_type != level) {
+        return false;
+      }
+    } else if (factor == "num_ctx") {
+      if (std::to_string(r.num_ctx) != level) {
+        return false;
+      }
+    } else if (factor == "prompt_tokens") {
+      if (std::to_string(r.prompt_tokens) != level) {
+        return false;
+      }
+    } else {
+      throw InputError(fmt::format(
+          "{}: unknown factor '{}': expected num_ctx, cache_type or prompt_tokens", field, factor));
+    }
+  }
+  return true;
+}
+
+namespace {
+
+const analysis::Metric& find_metric(const std::string& key, const std::string& field) {
+  std::vector<std::string> keys;
+  for (const auto& m : analysis::metrics()) {
+    if (m.key == key) {
+      return m;
+    }
+    keys.push_back(m.key);
+  }
+  throw InputError(fmt::format("{}: unknown metric '{}': expected one of {}", field, key,
+                               fmt::join(keys, ", ")));
+}
+
+const stats::Coefficient* find_coefficient(const stats::OlsFit& fit, const std::string& name) {
+  for (const auto& c : fit.coefficients) {
+    if (c.name == name) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+// Fills the entry's fit numbers; returns the gate input, or nothing with entry.reason set.
+std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::MetricModel& model,
+                                            stats::Better better) {
+  e.n = model.n;
+  e.validity = model.validity;
+  if (!model.fit) {
+    e.reason = model.error.empty() ? "the model could not be fitted" : model.error;
+    return std::nullopt;
+  }
+  const auto* c = find_coefficient(model.fit->log, "variant=" + e.candidate);
+  if (c == nullptr) {
+    e.reason = fmt::format(
+        "no variant term: the calls of this condition do not hold both '{}' "
+        "and the baseline with a {}",
+        e.candidate, e.metric);
+    return std::nullopt;
+  }
+  if (!(c->se > 0.0) || !(model.fit->log.df > 0.0) || !std::isfinite(c->estimate)) {
+    e.reason = "the variant effect has no finite standard error";
+    return std::nullopt;
+  }
+  return stats::GateMetric{e.metric, better, c->estimate, c->se, model.fit->log.df, e.margin};
+}
+
+void apply_validity(GateEntry& e) {
+  if (e.validity.empty() || e.verdict != stats::Verdict::pass) {
+    return;
+  }
+  std::vector<std::string> rules;
+  for (const auto& v : e.validity) {
+    rules.push_back(v.message);
+  }
+  e.verdict = stats::Verdict::inconclusive;
+  e.reason = fmt::format("would pass, but the run is unstable: {}", fmt::join(rules, "; "));
+}
+
+stats::Verdict overall_of(const std::vector<GateEntry>& entries) {
+  const auto any = [&](stats::Verdict v) {
+    return std::any_of(entries.begin(), entries.end(),
+                       [v](const GateEntry& e) { return e.verdict == v; });
+  };
+  if (any(stats::Verdict::fail)) {
+    return stats::Verdict::fail;
+  }
+  return any(stats::Verdict::inconclusive) || entries.empty() ? stats::Verdict::inconclusive
+                                                              : stats::Verdict::pass;
+}
+
+}  // namespace
+
+RunGate plan_gate(const std::vector<CallRecord>& calls, const scenario::GateConfig& config,
+                  const std::vector<std::string>& declared) {
+  RunGate g;
+  g.alpha = config.alpha;
+  g.variants = declared;
+  if (g.variants.empty()) {
+    for (const auto& r : calls) {
+      if (r.kind == "timed" &&
+          std::find(g.variants.begin(), g.variants.end(), r.variant) == g.variants.end()) {
+        g.variants.push_back(r.variant);
+      }
+    }
+  }
+  if (g.variants.size() < 2) {
+    throw InputError(
+        "variants: the gate compares server variants: the run needs at least two, it has " +
+        std::to_string(g.variants.size()));
+  }
+  g.baseline = config.baseline.empty() ? g.variants.front() : config.baseline;
+  if (std::find(g.variants.begin(), g.variants.end(), g.baseline) == g.variants.end()) {
+    throw InputError(fmt::format("gate.baseline: '{}' is none of the variants ({})", g.baseline,
+                                 fmt::join(g.variants, ", ")));
+  }
+  if (config.metrics.empty()) {
+    throw InputError("gate.metrics: no metric to gate");
+  }
+  return g;
+}
+
+RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfig& config,
+                 const std::vector<std::string>& declared, std::uint64_t seed) {
+  RunGate g = plan_gate(calls, config, declared);
+  std::vector<stats::GateMetric> inputs;
+  std::vector<std::size_t> with_numbers;
+  std::map<std::string, analysis::Analysis> analyses;  // by condition: each analysed once
+  for (std::size_t i = 0; i < config.metrics.size(); ++i) {
+    const auto& gm = config.metrics[i];
+    const auto field = fmt::format("gate.metrics[{}]", i);
+    const auto& metric = find_metric(gm.metric, field + ".metric");
+    std::vector<CallRecord> subset;
+    for (const auto& r : calls) {
+      if (matches(r, gm.where, field + ".where")) {
+        subset.push_back(r);
+      }
+    }
+    const auto label = condition_label(gm.where);
+    if (analyses.find(label) == analyses.end()) {
+      analyses.emplace(label, analysis::analyze(subset, seed, g.baseline));
+    }
+    const auto& a = analyses.at(label);
+    const auto model = std::find_if(a.models.begin(), a.models.end(),
+                                    [&](const auto& m) { return m.metric == gm.metric; });
+    for (const auto& v : g.variants) {
+      if (v == g.baseline) {
+        continue;
+      }
+      GateEntry e;
+      e.metric = gm.metric;
+      e.where = gm.where;
+      e.candidate = v;
+      e.margin = gm.margin;
+      auto in = model == a.models.end() ? std::optional<stats::GateMetric>{}
+                                        : gate_input(e, *model, metric.better);
+      if (model == a.models.end()) {
+        e.reason = "no timed call matches the condition";
+      }
+      if (in) {
+        with_numbers.push_back(g.entries.size());
+        inputs.push_back(*in);
+      }
+      g.entries.push_back(std::move(e));
+    }
+  }
+  if (!inputs.empty()) {
+    const auto d = stats::gate_metrics(inputs, config.alpha);
+    for (std::size_t k = 0; k < with_numbers.size(); ++k) {
+      auto& e = g.entries[with_numbers[k]];
+      e.result = d.metrics[k];
+      e.verdict = d.metrics[k].verdict;
+    }
+  }
+  for (auto& e : g.entries) {
+    apply_validity(e);
+  }
+  g.overall = overall_of(g.entries);
+  return g;
+}
+
+void to_json(nlohmann::json& j, const GateEntry& e) {
+  j = {{"metric", e.metric},       {"where", e.where},    {"condition", condition_label(e.where)},
+       {"candidate", e.candidate}, {"margin", e.margin},  {"n", e.n},
+       {"validity", e.validity},   {"verdict", e.verdict}};
+  if (e.result) {
+    j["result"] = *e.result;
+    j["change"] = std::expm1(e.result->better == stats::Better::higher ? -e.result->slowdown
+                                                                       : e.result->slowdown);
+  }
+  if (!e.reason.empty()) {
+    j["reason"] = e.reason;
+  }
+}
+
+void to_json(nlohmann::json& j, const RunGate& g) {
+  j = {{"baseline", g.baseline},
+       {"variants", g.variants},
+       {"alpha", g.alpha},
+       {"entries", g.entries},
+       {"overall", g.overall}};
+}
+
+}  // namespace kvbench::gate

@@ -1,0 +1,40 @@
+#include "harness/gate/run_inputs.h"
+
+#include "harness/core/error.h"
+
+namespace kvbench::gate {
+
+RunInputs load_run_inputs(const std::filesystem::path& dir) {
+  RunInputs in;
+  in.dir = dir;
+  in.loaded = run::load_run(dir);
+  const auto& run = in.loaded.run;
+  if (!run.contains("scenario") || !run["scenario"].is_object()) {
+    throw InputError((dir / "run.json").string() + ": no \"scenario\" object: not a kvbench run");
+  }
+  in.scenario = scenario::parse_scenario(run["scenario"].dump(), (dir / "run.json").string());
+  for (const auto& v : in.scenario.variants) {
+    in.variants.push_back(v.name);
+  }
+  if (run.contains("sets") && run["sets"].is_number_integer()) {
+    in.sets = run["sets"].get<int>();
+  }
+  const auto text = [&](const nlohmann::json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                                                  : std::string{};
+  };
+  in.session.run_id = text(run, "run_id");
+  in.session.recorded_at = text(run, "started");
+  in.session.scenario_name = in.scenario.name;
+  in.session.scenario_hash = text(run, "scenario_hash");
+  in.session.git_revision = text(run.value("kvbench", nlohmann::json::object()), "git_revision");
+  const auto machine = run.value("machine", nlohmann::json::object());
+  in.session.machine = text(machine, "hostname") + " / " + text(machine, "cpu_model");
+  in.session.run_dir = std::filesystem::absolute(dir).lexically_normal().string();
+  if (in.session.run_id.empty() || in.session.scenario_hash.empty()) {
+    throw InputError((dir / "run.json").string() + ": no run_id or scenario_hash");
+  }
+  return in;
+}
+
+}  // namespace kvbench::gate

@@ -1,0 +1,27 @@
+#pragma once
+// What the gate reads from a run folder: the calls, the scenario it ran (with its gate section and
+// variants), and the facts a history stores about the session.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/gate/history.h"
+#include "harness/run/results.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::gate {
+
+struct RunInputs {
+  std::filesystem::path dir;
+  run::LoadedRun loaded;
+  scenario::Scenario scenario;        // parsed back from run.json "scenario"
+  std::vector<std::string> variants;  // the scenario's variant names, in order
+  int sets = 1;                       // counterbalanced block sets: run.json "sets", else 1
+  SessionInfo session;
+};
+
+// Loads a run folder. Throws InputError when it is no kvbench run or its scenario is invalid.
+RunInputs load_run_inputs(const std::filesystem::path& dir);
+
+}  // namespace kvbench::gate

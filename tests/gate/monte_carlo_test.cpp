@@ -1,0 +1,93 @@
+// Monte Carlo of the whole interleaved gate: simulated call records of A B B A runs go through
+// the analysis and the gate exactly as `kvbench gate` does, extensions included (up to the
+// default 3 sets). False alarms on identical variants must stay within α + 0.02, and a
+// regression of twice the margin must fail the gate with power above 0.8.
+//
+// Sizes (the defaults of a gate scenario): 3 prompt lengths x 5 rounds per block, so 15 timed
+// calls per block and 30 per variant per set; one warm-up per block; 4 s between calls, 10 s per
+// restart; noise per call 4 % (decode) and 7 % (TTFT), 1 % per block, and a saturating drift of
+// 5 % (time constant 5 minutes).
+
+#include <cstdio>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "harness/gate/decision.h"
+#include "harness/gate/loop.h"
+#include "simulated_run.h"
+
+namespace kvbench::gate {
+namespace {
+
+using stats::Verdict;
+
+constexpr int kRuns = 100;
+
+struct Tally {
+  std::map<Verdict, int> overall;
+  std::map<Verdict, int> decode;
+  std::map<Verdict, int> ttft;
+  int extensions = 0;
+  double rate(const std::map<Verdict, int>& m, Verdict v) const {
+    const auto it = m.find(v);
+    return it == m.end() ? 0.0 : static_cast<double>(it->second) / kRuns;
+  }
+};
+
+Tally simulate(const sim::RunShape& shape, std::uint64_t seed0) {
+  Tally t;
+  const scenario::GateConfig config;
+  for (int i = 0; i < kRuns; ++i) {
+    const std::uint64_t seed = seed0 + static_cast<std::uint64_t>(i) * 7919;
+    auto calls = sim::simulate_run(shape, seed);
+    std::uint64_t extension_seed = seed + 1;
+    const auto r = gate_until_decided(
+        1, config.max_sets, [&] { return gate_run(calls, config, {}); },
+        [&] { sim::extend_simulated_run(calls, shape, extension_seed++); });
+    ++t.overall[r.gate.overall];
+    t.extensions += r.extensions;
+    for (const auto& e : r.gate.entries) {
+      ++(e.metric == "decode_tps" ? t.decode : t.ttft)[e.verdict];
+    }
+  }
+  std::printf(
+      "pass %.3f fail %.3f inconclusive %.3f | decode pass %.3f fail %.3f | ttft pass "
+      "%.3f fail %.3f | extensions per run %.2f\n",
+      t.rate(t.overall, Verdict::pass), t.rate(t.overall, Verdict::fail),
+      t.rate(t.overall, Verdict::inconclusive), t.rate(t.decode, Verdict::pass),
+      t.rate(t.decode, Verdict::fail), t.rate(t.ttft, Verdict::pass), t.rate(t.ttft, Verdict::fail),
+      static_cast<double>(t.extensions) / kRuns);
+  return t;
+}
+
+TEST(GateMonteCarlo, IdenticalVariantsRarelyFail) {
+  const auto t = simulate(sim::RunShape{}, 1000);
+  EXPECT_LE(t.rate(t.overall, Verdict::fail), 0.05 + 0.02);
+}
+
+// With TTFT noise under the 5 % residual-CV validity limit, identical variants mostly pass.
+TEST(GateMonteCarlo, IdenticalVariantsOnAQuietMachinePass) {
+  sim::RunShape shape;
+  shape.ttft_cv = 0.04;
+  const auto t = simulate(shape, 4000);
+  EXPECT_LE(t.rate(t.overall, Verdict::fail), 0.05 + 0.02);
+  EXPECT_GT(t.rate(t.overall, Verdict::pass), 0.8);
+}
+
+TEST(GateMonteCarlo, DecodeRegressionOfTwiceTheMarginFails) {
+  sim::RunShape shape;
+  shape.decode_ratio["cand"] = 1 / 1.10;
+  const auto t = simulate(shape, 2000);
+  EXPECT_GT(t.rate(t.decode, Verdict::fail), 0.8);
+}
+
+TEST(GateMonteCarlo, TtftRegressionOfTwiceTheMarginFails) {
+  sim::RunShape shape;
+  shape.ttft_ratio["cand"] = 1.20;
+  const auto t = simulate(shape, 3000);
+  EXPECT_GT(t.rate(t.ttft, Verdict::fail), 0.8);
+}
+
+}  // namespace
+}  // namespace kvbench::gate
