@@ -16,9 +16,8 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   for (const auto& v : in.scenario.variants) {
     in.variants.push_back(v.name);
   }
-  if (run.contains("sets") && run["sets"].is_number_integer()) {
-    in.sets = run["sets"].get<int>();
-  }
+  // With variants, each block repeat is one counterbalanced set (ABBA...); extend_run raises it.
+  in.sets = in.scenario.variants.empty() ? 1 : in.scenario.block_repeats;
   const auto text = [&](const nlohmann::json& j, const char* key) {
     return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
                                                                   : std::string{};

@@ -17,7 +17,7 @@ struct RunInputs {
   run::LoadedRun loaded;
   scenario::Scenario scenario;        // parsed back from run.json "scenario"
   std::vector<std::string> variants;  // the scenario's variant names, in order
-  int sets = 1;                       // counterbalanced block sets: run.json "sets", else 1
+  int sets = 1;                       // counterbalanced block sets run so far (block_repeats)
   SessionInfo session;
 };
 
