@@ -79,6 +79,11 @@ struct CallRecord {
   std::string edit_position;           // the factor level: "0.25", "none", "question", ...
   std::optional<int> edit_first_diff;  // edited read: token index of the first difference
   std::string edit;                    // edited read: what was replaced by what
+  // Concurrency (scenario "concurrency"); absent on a block of one call at a time.
+  std::optional<int> slots;        // the block's level: the server's slots (-np)
+  std::optional<int> stream;       // which stream (and server slot) carried the call
+  std::optional<int> in_flight;    // calls in flight when it was sent, itself included
+  std::optional<double> queue_ms;  // open loop: from its scheduled arrival to its send
   bool ok() const { return outcome == "ok"; }
 };
 

@@ -25,7 +25,8 @@ std::string_view to_string(PairRole role) {
 }
 
 std::string ServerConfig::label() const {
-  return fmt::format("ctx={} kv={}", num_ctx, cache_type);
+  return slots == 1 ? fmt::format("ctx={} kv={}", num_ctx, cache_type)
+                    : fmt::format("ctx={} kv={} np={}", num_ctx, cache_type, slots);
 }
 
 std::size_t Plan::call_count() const {
@@ -51,7 +52,9 @@ std::vector<ServerConfig> configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
-      out.push_back({ctx, kv});
+      for (int slots : s.concurrency.slot_levels()) {
+        out.push_back({ctx, kv, slots});
+      }
     }
   }
   return out;
@@ -155,11 +158,15 @@ nlohmann::json to_json(const Plan& p) {
       }
       calls.push_back(call);
     }
-    blocks.push_back({{"index", b.index},
-                      {"replica", b.replica},
-                      {"num_ctx", b.config.num_ctx},
-                      {"cache_type", b.config.cache_type},
-                      {"calls", calls}});
+    nlohmann::json block = {{"index", b.index},
+                            {"replica", b.replica},
+                            {"num_ctx", b.config.num_ctx},
+                            {"cache_type", b.config.cache_type},
+                            {"calls", calls}};
+    if (b.config.slots != 1) {
+      block["slots"] = b.config.slots;
+    }
+    blocks.push_back(std::move(block));
   }
   return {{"seed", p.seed}, {"blocks", blocks}};
 }

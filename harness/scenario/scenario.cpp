@@ -308,7 +308,7 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
 void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
-          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes"});
+          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "concurrency"});
   if (!doc.contains("name")) {
     c.problem("name", "missing: give the scenario a name");
   } else {
@@ -357,6 +357,13 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   if (doc.contains("probes")) {
     parse_probes(c, doc["probes"], s.probes);
   }
+  if (doc.contains("concurrency")) {
+    Problems problems;
+    parse_concurrency(doc["concurrency"], s.concurrency, problems);
+    for (const auto& [path, what] : problems) {
+      c.problem(path, what);
+    }
+  }
   if (doc.contains("unique_first_line")) {
     if (!doc["unique_first_line"].is_boolean()) {
       c.problem("unique_first_line", fmt::format("expected true or false, got {}",
@@ -364,6 +371,27 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
     } else {
       s.unique_first_line = doc["unique_first_line"].get<bool>();
     }
+  }
+}
+
+// Concurrency runs many llama-server slots at once; the pairs of the edit-position experiment
+// need one slot to themselves.
+void check_concurrency(Checker& c, const Scenario& s) {
+  if (!s.concurrency.active()) {
+    return;
+  }
+  if (s.server.kind == ServerKind::ollama) {
+    c.problem("concurrency", "concurrency runs on llama-server only for now");
+  }
+  if (!s.factors.edit_position.empty()) {
+    c.problem("concurrency",
+              "the edit-position experiment reads each pair on one slot: run it without "
+              "concurrency");
+  }
+  if (!s.server.managed() && s.concurrency.slot_levels().size() > 1) {
+    c.problem("concurrency.streams",
+              "an attached server (server.url) cannot change its slots (-np): give one level or "
+              "use a managed server");
   }
 }
 
@@ -410,6 +438,7 @@ void check_consistency(Checker& c, Scenario& s) {
               "the cold read of each pair needs a unique first line: remove "
               "'unique_first_line': false");
   }
+  check_concurrency(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -485,18 +514,22 @@ json to_json(const Scenario& s) {
       factors["edit_position"].push_back(e.to_json());
     }
   }
-  return {{"name", s.name},
-          {"description", s.description},
-          {"server", server},
-          {"factors", factors},
-          {"repeats", s.repeats},
-          {"block_repeats", s.block_repeats},
-          {"seed", s.seed},
-          {"max_tokens", s.max_tokens},
-          {"warmup", s.warmup},
-          {"timeout_s", s.timeout_s},
-          {"unique_first_line", s.unique_first_line},
-          {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
+  json out = {{"name", s.name},
+              {"description", s.description},
+              {"server", server},
+              {"factors", factors},
+              {"repeats", s.repeats},
+              {"block_repeats", s.block_repeats},
+              {"seed", s.seed},
+              {"max_tokens", s.max_tokens},
+              {"warmup", s.warmup},
+              {"timeout_s", s.timeout_s},
+              {"unique_first_line", s.unique_first_line},
+              {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
+  if (s.concurrency.active()) {
+    out["concurrency"] = to_json(s.concurrency);
+  }
+  return out;
 }
 
 }  // namespace kvbench::scenario
