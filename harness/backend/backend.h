@@ -21,6 +21,7 @@ struct CompletionSpec {
   std::uint64_t seed = 0;
   bool cache_prompt = true;
   std::chrono::milliseconds timeout{0};  // 0 = none
+  int slot = 0;                          // llama-server: the id_slot the call is pinned to
 };
 
 // What one call produced. Server faults are data: outcome and error say what went wrong.

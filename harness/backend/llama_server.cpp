@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/backend/completion_stream.h"
 #include "harness/backend/json_error.h"
 #include "harness/core/error.h"
 #include "harness/core/utf8.h"
-#include "harness/http/sse.h"
 
 namespace kvbench::backend {
 
@@ -19,7 +19,7 @@ json completion_body(const CompletionSpec& spec) {
   return {{"prompt", spec.prompt}, {"n_predict", spec.max_tokens},
           {"stream", true},        {"cache_prompt", spec.cache_prompt},
           {"temperature", 0.0},    {"seed", spec.seed},
-          {"ignore_eos", true},    {"id_slot", 0}};
+          {"ignore_eos", true},    {"id_slot", spec.slot}};
 }
 
 namespace {
@@ -176,64 +176,18 @@ json LlamaServerBackend::describe() {
   return j;
 }
 
-CallResult LlamaServerBackend::complete(const CompletionSpec& spec) {
-  CallResult r;
+http::Request LlamaServerBackend::completion_request(const CompletionSpec& spec) const {
   auto req = request("POST", "/completion", completion_body(spec).dump());
   req.timeout = spec.timeout;
-  http::SseFramer framer;
-  bool final_seen = false;
-  std::string stream_error;
-  int predicted_so_far = 0;
-  auto on_event = [&](const http::SseEvent& sse) {
-    const auto ev = decode_completion_event(sse.event, sse.data);
-    if (ev.type == CompletionEvent::Type::error) {
-      stream_error = ev.error;
-      return;
-    }
-    int n = ev.tokens;
-    if (ev.tokens_predicted) {
-      n = std::max(0, *ev.tokens_predicted - predicted_so_far);
-      predicted_so_far = std::max(predicted_so_far, *ev.tokens_predicted);
-    }
-    if (n > 0) {
-      r.trace.token_arrivals.push_back(sse.arrival);
-      r.trace.token_counts.push_back(n);
-    }
-    if (ev.type == CompletionEvent::Type::final) {
-      final_seen = true;
-      r.server = parse_timings(ev.timings);
-    }
-  };
-  std::vector<http::SseEvent> events;
-  const auto res = transport_.stream(req, [&](std::string_view chunk, Nanos arrival) {
-    framer.feed(chunk, arrival, events);
-    for (const auto& e : events) {
-      on_event(e);
-    }
-    events.clear();
-    return stream_error.empty();
-  });
-  framer.finish(events);
-  for (const auto& e : events) {
-    on_event(e);
-  }
-  r.trace.sent = res.started;
-  r.trace.first_byte = res.first_byte;
-  r.trace.done = res.finished;
-  if (res.http_status != 0) {
-    r.http_status = res.http_status;
-  }
-  if (!stream_error.empty()) {
-    r.outcome = "server_error";
-    r.error = stream_error;
-  } else if (res.outcome != http::Outcome::ok) {
-    r.outcome = std::string(http::to_string(res.outcome));
-    r.error = res.error;
-  } else if (!final_seen) {
-    r.outcome = "stream_error";
-    r.error = "the stream ended without a final event";
-  }
-  return r;
+  return req;
+}
+
+CallResult LlamaServerBackend::complete(const CompletionSpec& spec) {
+  CompletionStream stream;
+  const auto res = transport_.stream(
+      completion_request(spec),
+      [&](std::string_view chunk, Nanos arrival) { return stream.feed(chunk, arrival); });
+  return stream.finish(res);
 }
 
 }  // namespace kvbench::backend

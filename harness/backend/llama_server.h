@@ -51,6 +51,10 @@ class LlamaServerBackend final : public Backend {
   CallResult complete(const CompletionSpec& spec) override;
   nlohmann::json describe() override;
 
+  // The POST /completion request complete() sends, for a caller that drives the transfer itself
+  // (see CompletionStream).
+  http::Request completion_request(const CompletionSpec& spec) const;
+
   // GET /health answered 200.
   bool healthy();
   const std::string& base_url() const { return base_url_; }

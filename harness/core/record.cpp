@@ -85,6 +85,10 @@ nlohmann::json to_json(const CallRecord& r) {
   if (!r.variant.empty()) {
     j["variant"] = r.variant;
   }
+  put(j, "slots", r.slots);
+  put(j, "stream", r.stream);
+  put(j, "in_flight", r.in_flight);
+  put(j, "queue_ms", r.queue_ms);
   if (r.pair_id) {
     nlohmann::json pair = {{"id", *r.pair_id},
                            {"role", r.pair_role},
@@ -118,6 +122,10 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.error = j.value("error", "");
   r.expected_cache_n = get<int>(j, "expected_cache_n");
   r.flags = j.value("flags", std::vector<std::string>{});
+  r.slots = get<int>(j, "slots");
+  r.stream = get<int>(j, "stream");
+  r.in_flight = get<int>(j, "in_flight");
+  r.queue_ms = get<double>(j, "queue_ms");
   if (j.contains("pair") && j["pair"].is_object()) {
     const auto& p = j["pair"];
     r.pair_id = get<int>(p, "id");

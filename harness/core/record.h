@@ -82,6 +82,11 @@ struct CallRecord {
   // the prompt's bytes; edit_first_diff is then estimated from the length calibration.
   std::optional<double> edit_text_fraction;
   std::string edit;  // edited read: what was replaced by what
+  // Concurrency (scenario "concurrency"); absent on a block of one call at a time.
+  std::optional<int> slots;        // the block's level: the server's slots (-np)
+  std::optional<int> stream;       // which stream (and server slot) carried the call
+  std::optional<int> in_flight;    // calls in flight when it was sent, itself included
+  std::optional<double> queue_ms;  // open loop: from its scheduled arrival to its send
   bool ok() const { return outcome == "ok"; }
 };
 

@@ -26,8 +26,11 @@ std::string_view to_string(PairRole role) {
 }
 
 std::string ServerConfig::label() const {
-  const std::string ctx_kv = fmt::format("ctx={} kv={}", num_ctx, cache_type);
-  return variant.empty() ? ctx_kv : variant + " " + ctx_kv;
+  std::string out = fmt::format("ctx={} kv={}", num_ctx, cache_type);
+  if (slots != 1) {
+    out += fmt::format(" np={}", slots);
+  }
+  return variant.empty() ? out : variant + " " + out;
 }
 
 std::size_t Plan::call_count() const {
@@ -51,7 +54,9 @@ std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
-      out.push_back({ctx, kv, ""});
+      for (int slots : s.concurrency.slot_levels()) {
+        out.push_back({ctx, kv, "", slots});
+      }
     }
   }
   return out;
@@ -170,7 +175,10 @@ nlohmann::json to_json(const Plan& p) {
     if (!b.config.variant.empty()) {
       block["variant"] = b.config.variant;
     }
-    blocks.push_back(block);
+    if (b.config.slots != 1) {
+      block["slots"] = b.config.slots;
+    }
+    blocks.push_back(std::move(block));
   }
   return {{"seed", p.seed}, {"blocks", blocks}};
 }

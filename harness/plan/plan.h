@@ -24,10 +24,11 @@ std::string_view to_string(PairRole role);
 
 // What a server must be (re)started with.
 struct ServerConfig {
-  int num_ctx = 0;
+  int num_ctx = 0;  // per conversation (per server slot)
   std::string cache_type;
   std::string variant;        // the server variant (scenario "variants"); empty without variants
-  std::string label() const;  // e.g. "ctx=4096 kv=f16", "candidate ctx=4096 kv=f16"
+  int slots = 1;              // conversations in flight at once: the server's -np
+  std::string label() const;  // e.g. "ctx=4096 kv=f16", "candidate ctx=4096 kv=f16 np=4"
   bool operator==(const ServerConfig&) const = default;
 };
 

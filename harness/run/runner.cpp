@@ -20,6 +20,7 @@
 #include "harness/prompt/edit.h"
 #include "harness/prompt/prompt.h"
 #include "harness/run/block_memory.h"
+#include "harness/run/concurrent_block.h"
 #include "harness/run/model_files.h"
 #include "harness/run/ollama_session.h"
 #include "harness/run/pair_prompt.h"
@@ -139,6 +140,11 @@ class Runner {
   void fail_block(const plan::Block& block, json& info, const std::string& what);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
                       const plan::Block& block);
+  PreparedCall prepare_call(backend::Backend& be, const plan::PlannedCall& call,
+                            const plan::Block& block);
+  void finish_call(PreparedCall& p, backend::CallResult res);
+  double elapsed_s(Nanos now);
+  void run_concurrent(backend::LlamaServerBackend& be, const plan::Block& block, json& info);
   CallRecord base_record(const plan::PlannedCall& call, const plan::Block& block) const;
   void write_record(const CallRecord& r);
   void save_run_json();
@@ -270,6 +276,9 @@ CallRecord Runner::base_record(const plan::PlannedCall& call, const plan::Block&
   r.cache_type = block.config.cache_type;
   r.variant = block.config.variant;
   r.wall_start = utc_now_rfc3339();
+  if (s_.concurrency.active()) {
+    r.slots = block.config.slots;
+  }
   return r;
 }
 
@@ -281,48 +290,49 @@ void Runner::write_record(const CallRecord& r) {
   progress_->call_done(r);
 }
 
-CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
-                            const plan::Block& block) {
-  CallRecord r = base_record(call, block);
+PreparedCall Runner::prepare_call(backend::Backend& be, const plan::PlannedCall& call,
+                                  const plan::Block& block) {
+  PreparedCall p;
+  p.call = call;
+  CallRecord& r = p.record;
+  r = base_record(call, block);
   r.nonce = s_.unique_first_line ? prompt::nonce_line(run_id_, call.seq)
                                  : fmt::format("kvbench prompt of {} tokens", call.prompt_tokens);
   const std::uint64_t filler_seed =
       s_.seed * 1000003ULL + static_cast<std::uint64_t>(call.prompt_tokens);
   prompt::Built built;
-  std::vector<int> ids;
-  int first_line_tokens = 0;
-  bool same_count = true;
   try {
     if (call.edit) {
       const auto unix_s = std::chrono::duration_cast<std::chrono::seconds>(
           std::chrono::system_clock::now().time_since_epoch());
-      auto p = pairs_.next(call, r, r.nonce, filler_seed, unix_s.count(), be);
-      built = std::move(p.built);
-      ids = std::move(p.ids);
-      same_count = p.same_count;
+      auto pair = pairs_.next(call, r, r.nonce, filler_seed, unix_s.count(), be);
+      built = std::move(pair.built);
+      p.ids = std::move(pair.ids);
+      p.same_count = pair.same_count;
     } else {
       built = prompt::build_prompt(call.prompt_tokens, r.nonce, filler_seed,
                                    [&](std::string_view t) { return be.count_tokens(t); });
-      ids = be.tokenize(built.text);
+      p.ids = be.tokenize(built.text);
     }
-    first_line_tokens = be.count_tokens(r.nonce + "\n");
+    p.first_line_tokens = be.count_tokens(r.nonce + "\n");
   } catch (const Error& e) {
     r.outcome = "tokenize_error";
     r.error = e.what();
-    return r;
+    return p;
   }
-  // llama-server reuses the longest common prefix with what its slot holds, but always
-  // re-reads at least one token. A server without token ids (Ollama) predicts nothing.
-  if (!ids.empty()) {
-    r.prompt_tokens_counted = static_cast<int>(ids.size());
-    r.expected_cache_n = prompt::expected_reuse(ids, slot_ids_);
+  p.ready = true;
+  p.exact = built.exact;
+  if (!p.ids.empty()) {
+    r.prompt_tokens_counted = static_cast<int>(p.ids.size());
   }
-  backend::CompletionSpec spec;
-  spec.prompt = built.text;
-  spec.max_tokens = s_.max_tokens;
-  spec.seed = s_.seed;
-  spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
-  const Nanos now = clock_.now();
+  p.spec.prompt = std::move(built.text);
+  p.spec.max_tokens = s_.max_tokens;
+  p.spec.seed = s_.seed;
+  p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
+  return p;
+}
+
+double Runner::elapsed_s(Nanos now) {
   if (!t0_) {
     // Elapsed time counts from the run's first call, across a resume too.
     const double epoch_now =
@@ -333,30 +343,49 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
     const double since_first = epoch_now - run_json_["first_call_epoch_s"].get<double>();
     t0_ = now - std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(since_first));
   }
-  r.t_start_s = std::chrono::duration<double>(now - *t0_).count();
-  auto res = be.complete(spec);
-  slot_ids_ = ids;
+  return std::chrono::duration<double>(now - *t0_).count();
+}
+
+void Runner::finish_call(PreparedCall& p, backend::CallResult res) {
+  CallRecord& r = p.record;
   r.client = derive_timing(res.trace);
   r.server = std::move(res.server);
   r.outcome = res.outcome;
   r.http_status = res.http_status;
   r.error = res.error;
-  if (!built.exact) {
+  if (!p.exact) {
     r.flags.emplace_back("prompt_length_inexact");
   }
-  if (!same_count) {
+  if (!p.same_count) {
     r.flags.emplace_back("edit_changed_token_count");
   }
   if (r.server.cache_n && r.expected_cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");
   }
   // An edited resend reuses its cold read on purpose; every other measured call must read cold.
-  if (call.kind != plan::CallKind::warmup && call.role != plan::PairRole::edited &&
-      r.server.cache_n && *r.server.cache_n >= first_line_tokens) {
+  if (p.call.kind != plan::CallKind::warmup && p.call.role != plan::PairRole::edited &&
+      r.server.cache_n && *r.server.cache_n >= p.first_line_tokens) {
     r.flags.emplace_back("prompt_cache_hit");
   }
-  pairs_.check_reported_count(call, r);
-  return r;
+  pairs_.check_reported_count(p.call, r);
+}
+
+CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
+                            const plan::Block& block) {
+  PreparedCall p = prepare_call(be, call, block);
+  if (!p.ready) {
+    return p.record;
+  }
+  // llama-server reuses the longest common prefix with what its slot holds, but always
+  // re-reads at least one token. A server without token ids (Ollama) predicts nothing.
+  if (!p.ids.empty()) {
+    p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot_ids_);
+  }
+  p.record.t_start_s = elapsed_s(clock_.now());
+  auto res = be.complete(p.spec);
+  slot_ids_ = p.ids;
+  finish_call(p, std::move(res));
+  return p.record;
 }
 
 void Runner::fail_rest_of_block(const plan::Block& block, std::size_t from,
@@ -392,11 +421,11 @@ void Runner::run_block(const plan::Block& block) {
   if (target.spec.managed()) {
     launch = backend::LlamaServerLaunch{target.binary,
                                         target.model_path,
-                                        block.config.num_ctx,
+                                        block.config.num_ctx * block.config.slots,
                                         block.config.cache_type,
                                         target.spec.flash_attn,
                                         target.spec.threads,
-                                        1,
+                                        block.config.slots,
                                         target.spec.args,
                                         run_dir_ / fmt::format("server-block{}.log", block.index),
                                         api_key};
@@ -426,8 +455,11 @@ void Runner::run_block(const plan::Block& block) {
     memory->after_load();
   }
   auto backend = std::make_unique<backend::LlamaServerBackend>(transport_, url, api_key);
+  if (s_.concurrency.active()) {
+    run_concurrent(*backend, block, info);
+  }
   int restarts = 0;
-  for (std::size_t i = 0; i < block.calls.size(); ++i) {
+  for (std::size_t i = 0; i < block.calls.size() && !s_.concurrency.active(); ++i) {
     const auto& call = block.calls[i];
     if (done_.count(call.seq) != 0) {
       continue;
@@ -482,6 +514,17 @@ void Runner::run_block(const plan::Block& block) {
   }
   run_json_["blocks"].push_back(info);
   save_run_json();
+}
+
+void Runner::run_concurrent(backend::LlamaServerBackend& be, const plan::Block& block, json& info) {
+  ConcurrentHooks hooks;
+  hooks.prepare = [&](const plan::PlannedCall& call) { return prepare_call(be, call, block); };
+  hooks.elapsed_s = [&](Nanos now) { return elapsed_s(now); };
+  hooks.finish = [&](PreparedCall& p, backend::CallResult res) { finish_call(p, std::move(res)); };
+  hooks.write = [&](const CallRecord& r) { write_record(r); };
+  hooks.skip = [&](int seq) { return done_.count(seq) != 0; };
+  hooks.slot0_ids = slot_ids_;
+  run_concurrent_block(block, s_.concurrency, s_.seed, be, clock_, hooks, info);
 }
 
 void Runner::run_calls(backend::Backend& be, const plan::Block& block) {

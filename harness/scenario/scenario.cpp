@@ -217,9 +217,10 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
 }
 
 void parse_top(Checker& c, const json& doc, Scenario& s) {
-  c.keys(doc, "",
-         {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
-          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate"});
+  c.keys(
+      doc, "",
+      {"name", "description", "server", "factors", "repeats", "block_repeats", "seed", "max_tokens",
+       "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate", "concurrency"});
   if (!doc.contains("name")) {
     c.problem("name", "missing: give the scenario a name");
   } else {
@@ -274,6 +275,13 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   if (doc.contains("probes")) {
     parse_probes(c, doc["probes"], s.probes);
   }
+  if (doc.contains("concurrency")) {
+    Problems problems;
+    parse_concurrency(doc["concurrency"], s.concurrency, problems);
+    for (const auto& [path, what] : problems) {
+      c.problem(path, what);
+    }
+  }
   if (doc.contains("unique_first_line")) {
     if (!doc["unique_first_line"].is_boolean()) {
       c.problem("unique_first_line", fmt::format("expected true or false, got {}",
@@ -281,6 +289,27 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
     } else {
       s.unique_first_line = doc["unique_first_line"].get<bool>();
     }
+  }
+}
+
+// Concurrency runs many llama-server slots at once; the pairs of the edit-position experiment
+// need one slot to themselves.
+void check_concurrency(Checker& c, const Scenario& s) {
+  if (!s.concurrency.active()) {
+    return;
+  }
+  if (s.server.kind == ServerKind::ollama) {
+    c.problem("concurrency", "concurrency runs on llama-server only for now");
+  }
+  if (!s.factors.edit_position.empty()) {
+    c.problem("concurrency",
+              "the edit-position experiment reads each pair on one slot: run it without "
+              "concurrency");
+  }
+  if (!s.server.managed() && s.concurrency.slot_levels().size() > 1) {
+    c.problem("concurrency.streams",
+              "an attached server (server.url) cannot change its slots (-np): give one level or "
+              "use a managed server");
   }
 }
 
@@ -322,6 +351,7 @@ void check_consistency(Checker& c, Scenario& s) {
               "the cold read of each pair needs a unique first line: remove "
               "'unique_first_line': false");
   }
+  check_concurrency(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -415,6 +445,9 @@ json to_json(const Scenario& s) {
               {"unique_first_line", s.unique_first_line},
               {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
   detail::add_variants_and_gate(s, out);
+  if (s.concurrency.active()) {
+    out["concurrency"] = to_json(s.concurrency);
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/scenario/concurrency.h"
 #include "harness/scenario/edit_position.h"
 #include "harness/scenario/gate_config.h"
 
@@ -67,6 +68,7 @@ struct Scenario {
   double timeout_s = 600;         // per call
   bool unique_first_line = true;  // false only to demonstrate the prompt-cache trap
   Probes probes;
+  Concurrency concurrency;        // calls in flight at once; one by default
   std::vector<Variant> variants;  // empty: one server, no comparison
   GateConfig gate;
   nlohmann::json resolved;  // the scenario with every default filled in

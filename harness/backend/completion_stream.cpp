@@ -1,0 +1,65 @@
+#include "harness/backend/completion_stream.h"
+
+#include <algorithm>
+
+#include "harness/backend/llama_server.h"
+
+namespace kvbench::backend {
+
+void CompletionStream::on_event(const http::SseEvent& sse) {
+  const auto ev = decode_completion_event(sse.event, sse.data);
+  if (ev.type == CompletionEvent::Type::error) {
+    stream_error_ = ev.error;
+    return;
+  }
+  int n = ev.tokens;
+  if (ev.tokens_predicted) {
+    n = std::max(0, *ev.tokens_predicted - predicted_so_far_);
+    predicted_so_far_ = std::max(predicted_so_far_, *ev.tokens_predicted);
+  }
+  if (n > 0) {
+    result_.trace.token_arrivals.push_back(sse.arrival);
+    result_.trace.token_counts.push_back(n);
+  }
+  if (ev.type == CompletionEvent::Type::final) {
+    final_seen_ = true;
+    result_.server = parse_timings(ev.timings);
+  }
+}
+
+bool CompletionStream::feed(std::string_view chunk, Nanos arrival) {
+  framer_.feed(chunk, arrival, events_);
+  for (const auto& e : events_) {
+    on_event(e);
+  }
+  events_.clear();
+  return stream_error_.empty();
+}
+
+CallResult CompletionStream::finish(const http::Result& res) {
+  framer_.finish(events_);
+  for (const auto& e : events_) {
+    on_event(e);
+  }
+  events_.clear();
+  CallResult r = std::move(result_);
+  r.trace.sent = res.started;
+  r.trace.first_byte = res.first_byte;
+  r.trace.done = res.finished;
+  if (res.http_status != 0) {
+    r.http_status = res.http_status;
+  }
+  if (!stream_error_.empty()) {
+    r.outcome = "server_error";
+    r.error = stream_error_;
+  } else if (res.outcome != http::Outcome::ok) {
+    r.outcome = std::string(http::to_string(res.outcome));
+    r.error = res.error;
+  } else if (!final_seen_) {
+    r.outcome = "stream_error";
+    r.error = "the stream ended without a final event";
+  }
+  return r;
+}
+
+}  // namespace kvbench::backend

@@ -1,0 +1,57 @@
+#pragma once
+// Many calls in flight on one thread: libcurl's multi interface. Each call streams through the
+// same write callback as CurlTransport, so every chunk is stamped on arrival by the one Clock and
+// a call's Result means exactly what it means there. Server faults are data, as there.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "harness/core/clock.h"
+#include "harness/http/transport.h"
+
+namespace kvbench::http {
+
+class MultiTransport {
+ public:
+  // Called once when a call ends (any outcome), after its handle left the multi handle, so it
+  // may start() the next call.
+  using Done = std::function<void(Result)>;
+
+  // Timestamps come from `clock`, which must outlive this object. Throws kvbench::Error if
+  // libcurl cannot be initialised.
+  explicit MultiTransport(const Clock& clock);
+  ~MultiTransport();
+  MultiTransport(const MultiTransport&) = delete;
+  MultiTransport& operator=(const MultiTransport&) = delete;
+
+  // Queues `req` now (Result::started is stamped here); the request goes out in the next
+  // poll(). A 2xx body reaches `sink` chunk by chunk; an error body is collected as in
+  // CurlTransport. Returning false from the sink aborts that call only.
+  void start(Request req, ChunkSink sink, Done done);
+
+  // Moves every call along, waits at most `max_wait` for network activity, and calls `done` for
+  // each call that ended. Rethrows an exception thrown by a sink or a Done callback. Returns
+  // the number of calls still in flight.
+  std::size_t poll(std::chrono::milliseconds max_wait);
+
+  // Calls started and not yet done.
+  std::size_t in_flight() const { return active_; }
+
+ private:
+  struct Transfer;
+  class Multi;  // the CURLM handle, kept out of this header
+  void perform_and_finish();
+  void finish_ended();
+
+  const Clock& clock_;
+  std::unique_ptr<Multi> multi_;
+  std::vector<std::unique_ptr<Transfer>> idle_;  // easy handles kept for reuse
+  std::vector<std::unique_ptr<Transfer>> busy_;
+  std::size_t active_ = 0;
+  bool started_in_callback_ = false;
+};
+
+}  // namespace kvbench::http

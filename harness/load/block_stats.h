@@ -1,0 +1,21 @@
+#pragma once
+// What a block of concurrent calls adds up to: aggregate throughput over the block's busy span,
+// TTFT and inter-token latency percentiles, and the calls refused. Pure: records in, JSON out.
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+
+namespace kvbench::load {
+
+// Over the timed calls of one block (warm-up calls and probes are left out):
+//   calls, ok, refused (HTTP 503/429 or no connection), failed (any other fault);
+//   span_s: first send to last end; prompt_tok_per_s: the server's prompt tokens read (prompt_n,
+//   else the counted prompt) per second of span; decode_tok_per_s: generated tokens seen per
+//   second of span; max_in_flight; ttft_ms and itl_ms (the gap between consecutive token events
+//   of a call) as {"p50","p90","p99","n"}, omitted without data. Percentiles are type 7.
+nlohmann::json block_stats(const std::vector<CallRecord>& records);
+
+}  // namespace kvbench::load

@@ -1,0 +1,54 @@
+#pragma once
+// A block of concurrent calls on one llama-server: every call prepared (prompt built and counted)
+// before the clock matters, then sent through libcurl's multi interface on this one thread, each
+// stream pinned to its own server slot. Records are written on a second thread, one by one as
+// calls end, so a slow disk never delays the stamping of another stream's chunks.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend/backend.h"
+#include "harness/backend/llama_server.h"
+#include "harness/core/clock.h"
+#include "harness/core/record.h"
+#include "harness/plan/plan.h"
+#include "harness/scenario/concurrency.h"
+
+namespace kvbench::run {
+
+// A call made ready to send: its record so far, its request and its prompt's token ids.
+struct PreparedCall {
+  plan::PlannedCall call;
+  CallRecord record;
+  backend::CompletionSpec spec;
+  std::vector<int> ids;
+  int first_line_tokens = 0;
+  bool exact = true;       // the prompt hit its token count
+  bool same_count = true;  // an edited prompt kept its token count
+  bool ready = false;      // false: `record` holds why preparing failed
+};
+
+// What the block borrows from the run.
+struct ConcurrentHooks {
+  std::function<PreparedCall(const plan::PlannedCall&)> prepare;   // may call the server
+  std::function<double(Nanos)> elapsed_s;                          // run time of a clock reading
+  std::function<void(PreparedCall&, backend::CallResult)> finish;  // fills the record
+  std::function<void(const CallRecord&)> write;  // appends; called on the writer thread only
+  std::function<bool(int seq)> skip;             // already recorded (a resumed run)
+  std::vector<int> slot0_ids;                    // what slot 0 holds before the block
+};
+
+// Runs the block's calls: closed loop with block.config.slots streams, or open loop with
+// Poisson arrivals (seeded by `seed` and the block index) capped at the slots. Each record gets
+// its stream, the calls in flight at its send, and in the open loop its queue time; the server
+// slot of stream k is k, so expected_cache_n is predicted per slot. Adds to `info`: "slots",
+// "slot_ctx" (the server's per-slot n_ctx from its props), "deferred" (open loop: arrivals that
+// found every slot busy) and "concurrency" (load::block_stats of the block's records).
+void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
+                          std::uint64_t seed, backend::LlamaServerBackend& be, const Clock& clock,
+                          const ConcurrentHooks& hooks, nlohmann::json& info);
+
+}  // namespace kvbench::run
