@@ -9,5 +9,6 @@ namespace kvbench::cli {
 void setup_run_command(CLI::App& app, int& exit_code);
 void setup_plan_command(CLI::App& app, int& exit_code);
 void setup_report_command(CLI::App& app, int& exit_code);
+void setup_reproduce_command(CLI::App& app, int& exit_code);
 
 }  // namespace kvbench::cli
