@@ -177,6 +177,14 @@ LabOutcome evaluate_prefix_reuse(const run::LoadedRun& run) {
       add_check(out, id, check_reuse({}));
     }
   }
+  const auto order = lab_checks("prefix-reuse");
+  const auto rank = [&](const Check& c) {
+    return std::find_if(order.begin(), order.end(),
+                        [&](const auto& o) { return o.first == c.id; }) -
+           order.begin();
+  };
+  std::stable_sort(out.checks.begin(), out.checks.end(),
+                   [&](const Check& a, const Check& b) { return rank(a) < rank(b); });
   out.notes.push_back(report::overall_verdict(rows));
   return out;
 }
