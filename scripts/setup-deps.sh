@@ -10,7 +10,7 @@ packages=(
   libeigen3-dev libboost-math-dev libcpp-httplib-dev libsqlite3-dev
   patchelf debian-archive-keyring clang-format
   clang-14 libclang-rt-14-dev
-  python3 python3-matplotlib python3-aiohttp curl
+  python3 python3-matplotlib python3-aiohttp curl chromium
 )
 
 missing=()

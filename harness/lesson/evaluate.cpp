@@ -1,0 +1,261 @@
+#include "harness/lesson/evaluate.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/error.h"
+#include "harness/lesson/labs.h"
+#include "harness/report/prefix.h"
+#include "harness/report/summary.h"
+
+namespace kvbench::lesson {
+
+namespace {
+const std::map<std::string, std::vector<std::pair<std::string, std::string>>>& claims() {
+  static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> kClaims = {
+      {"prompt-length",
+       {{"ttft_rises", "Time to first token rises with prompt length"},
+        {"decode_falls", "Decode rate falls with prompt length once drift is removed"}}},
+      {"context-window",
+       {{"memory_slope",
+         "Memory grows with num_ctx by the KV arithmetic of the active cache type"}}},
+      {"cache-type", {{"cache_ratio", "A q8_0 KV cache takes 34/64 of an f16 cache"}}},
+      {"prefix-reuse",
+       {{"reuse_0.25", "One word changed at 25 %: the second read takes about 1 - f = 0.75"},
+        {"reuse_0.5", "One word changed at 50 %: the second read takes about 1 - f = 0.5"},
+        {"reuse_0.75", "One word changed at 75 %: the second read takes about 1 - f = 0.25"},
+        {"reuse_question", "Only the final question changed: the second read is nearly free"},
+        {"reuse_none", "Unchanged resend: the second read is nearly free"}}},
+      {"repeated-prompt",
+       {{"trap", "A repeated prompt looks much faster at the same token count"}}},
+  };
+  return kClaims;
+}
+
+struct Slope {
+  std::optional<double> intercept, slope;
+  std::optional<stats::Interval> ci;
+  std::vector<std::string> validity;
+};
+
+Slope prompt_slope(const analysis::Analysis& a, const std::string& metric) {
+  Slope s;
+  for (const auto& m : a.models) {
+    if (m.metric != metric || !m.fit) {
+      continue;
+    }
+    for (const auto& c : m.fit->linear.coefficients) {
+      if (c.name == "prompt_ktokens") {
+        s.slope = c.estimate;
+        s.ci = c.ci;
+      } else if (c.name == "intercept") {
+        s.intercept = c.estimate;
+      }
+    }
+    for (const auto& v : m.validity) {
+      s.validity.push_back(v.message);
+    }
+  }
+  return s;
+}
+
+std::string seconds(double ms) {
+  return fmt::format("{:.3g} s", ms / 1000);
+}
+
+LabOutcome evaluate_prompt_length(const run::LoadedRun& run) {
+  LabOutcome out{"prompt-length", {}, {}, {}, nlohmann::json::object()};
+  const auto a = analysis::analyze(
+      run.calls,
+      run.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}));
+  const auto rows = report::summarize_conditions(run.calls);
+  TtftInput ttft;
+  const auto t = prompt_slope(a, "ttft_ms");
+  ttft.slope_ms_per_ktok = t.slope;
+  ttft.slope_ci = t.ci;
+  int longest = 0;
+  if (!rows.empty() && rows.front().ttft_ms.n > 0 && rows.back().ttft_ms.n > 0) {
+    ttft.median_short_ms = rows.front().ttft_ms.median;
+    ttft.median_long_ms = rows.back().ttft_ms.median;
+    longest = rows.back().prompt_tokens;
+    out.measured["ttft_short"] =
+        fmt::format("{} at {} tokens", seconds(*ttft.median_short_ms), rows.front().prompt_tokens);
+    out.measured["ttft_long"] =
+        fmt::format("{} at {} tokens", seconds(*ttft.median_long_ms), longest);
+    out.numbers["ttft_median_ms"] = {{"short", *ttft.median_short_ms},
+                                     {"long", *ttft.median_long_ms}};
+  }
+  add_check(out, "ttft_rises", check_ttft_rises(ttft));
+
+  auto d = prompt_slope(a, "server_decode_tps");
+  std::string metric = "server decode rate";
+  if (!d.slope) {
+    d = prompt_slope(a, "decode_tps");
+    metric = "client decode rate";
+  }
+  if (d.intercept && d.slope && d.ci) {
+    const double start = *d.intercept;
+    out.measured["decode_start"] = fmt::format("{:.1f} tok/s ({})", start, metric);
+    out.measured["decode_slope"] =
+        fmt::format("{:+.2f} tok/s [95% CI {:+.2f}, {:+.2f}] ({:+.1f}% of the start)", *d.slope,
+                    d.ci->lower, d.ci->upper, 100 * *d.slope / start);
+    const double drop = -*d.slope * longest / 1000.0;
+    out.measured["decode_drop_long"] = fmt::format(
+        "{:.1f} tok/s after {} tokens ({:.0f}% of the "
+        "start)",
+        drop, longest, 100 * drop / start);
+    out.numbers["decode"] = {{"metric", metric},
+                             {"start_tps", start},
+                             {"slope_tps_per_ktok", *d.slope},
+                             {"ci", {d.ci->lower, d.ci->upper}},
+                             {"drop_at_longest_tps", drop}};
+  }
+  add_check(out, "decode_falls", check_decode_falls({d.slope, d.ci}));
+  for (const auto& v : d.validity) {
+    out.notes.push_back(fmt::format("{} fit: {}", metric, v));
+  }
+  return out;
+}
+
+std::optional<double> median(std::vector<double> v) {
+  if (v.empty()) {
+    return std::nullopt;
+  }
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void add_reuse(LabOutcome& out, const report::PositionSummary& row,
+               const std::vector<report::PairResult>& pairs) {
+  const bool fraction = row.one_minus_f.has_value();
+  const auto ratio = row.prompt_ms_ratio ? row.prompt_ms_ratio : row.ttft_ratio;
+  const auto ci = row.prompt_ms_ratio ? row.prompt_ms_ci : row.ttft_ci;
+  ReuseInput in{ratio, ci, row.pairs, fraction ? *row.one_minus_f : 0.0, !fraction, 0.10};
+  const std::string id = "reuse_" + row.edit_position;
+  if (ratio) {
+    out.measured[id] =
+        fmt::format("{:.2f}{} over {} pairs of {} tokens", *ratio,
+                    ci ? fmt::format(" [95% CI {:.2f}, {:.2f}]", ci->lower, ci->upper) : "",
+                    row.pairs, row.prompt_tokens);
+    out.numbers[id] = {{"median_ratio", *ratio}, {"pairs", row.pairs}};
+  }
+  if (row.edit_position == "question") {
+    std::vector<double> cold, second;
+    for (const auto& p : pairs) {
+      if (p.edit_position == "question" && p.cold_ttft_ms && p.edited_ttft_ms) {
+        cold.push_back(*p.cold_ttft_ms);
+        second.push_back(*p.edited_ttft_ms);
+      }
+    }
+    if (const auto c = median(cold)) {
+      out.measured["question_cold"] =
+          fmt::format("{} (median TTFT, {} tokens)", seconds(*c), row.prompt_tokens);
+      out.measured["question_second"] = fmt::format("{} (median TTFT)", seconds(*median(second)));
+    }
+  }
+  if (lab_checks("prefix-reuse").end() !=
+      std::find_if(lab_checks("prefix-reuse").begin(), lab_checks("prefix-reuse").end(),
+                   [&](const auto& c) { return c.first == id; })) {
+    add_check(out, id, check_reuse(in));
+  }
+}
+
+LabOutcome evaluate_prefix_reuse(const run::LoadedRun& run) {
+  LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
+  const auto pairs = report::collect_pairs(run.calls);
+  const auto rows = report::summarize_positions(pairs, figures());
+  for (const auto& row : rows) {
+    add_reuse(out, row, pairs);
+  }
+  for (const auto& [id, claim] : lab_checks("prefix-reuse")) {
+    const bool done = std::any_of(out.checks.begin(), out.checks.end(),
+                                  [&](const Check& c) { return c.id == id; });
+    if (!done) {
+      add_check(out, id, check_reuse({}));
+    }
+  }
+  const auto order = lab_checks("prefix-reuse");
+  const auto rank = [&](const Check& c) {
+    return std::find_if(order.begin(), order.end(),
+                        [&](const auto& o) { return o.first == c.id; }) -
+           order.begin();
+  };
+  std::stable_sort(out.checks.begin(), out.checks.end(),
+                   [&](const Check& a, const Check& b) { return rank(a) < rank(b); });
+  out.notes.push_back(report::overall_verdict(rows));
+  return out;
+}
+
+LabOutcome evaluate_repeated_prompt(const run::LoadedRun& run) {
+  LabOutcome out{"repeated-prompt", {}, {}, {}, nlohmann::json::object()};
+  TrapInput in;
+  const auto trap = report::summarize_trap(run.calls);
+  if (!trap.empty()) {
+    const auto& t = trap.front();
+    in = {t.hits, t.cold, t.hit_ttft_ms, t.cold_ttft_ms};
+    if (t.cold_ttft_ms) {
+      out.measured["resend_cold"] =
+          fmt::format("{} (median TTFT of {} cold read{}, {} tokens)", seconds(*t.cold_ttft_ms),
+                      t.cold, t.cold == 1 ? "" : "s", t.prompt_tokens);
+    }
+    out.measured["resend_second"] = fmt::format("{} (median TTFT of {} cached calls, {} tokens)",
+                                                seconds(*t.hit_ttft_ms), t.hits, t.prompt_tokens);
+  } else {
+    in.cold = static_cast<int>(std::count_if(run.calls.begin(), run.calls.end(), [](const auto& r) {
+      return r.kind == "timed" && !r.pair_id && r.ok();
+    }));
+  }
+  add_check(out, "trap", check_trap(in));
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> lab_checks(const std::string& lab) {
+  const auto it = claims().find(lab);
+  if (it == claims().end()) {
+    throw Error(fmt::format("unknown lesson lab '{}'", lab));
+  }
+  return it->second;
+}
+
+void add_check(LabOutcome& out, const std::string& id, CheckResult result) {
+  std::string claim;
+  for (const auto& [cid, text] : lab_checks(out.lab)) {
+    if (cid == id) {
+      claim = text;
+    }
+  }
+  out.checks.push_back(Check{id, out.lab, claim, std::move(result)});
+}
+
+LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
+  LabOutcome out{lab, {}, {}, {}, nlohmann::json::object()};
+  for (const auto& [id, claim] : lab_checks(lab)) {
+    add_check(out, id, CheckResult{Verdict::inconclusive, "", why});
+  }
+  return out;
+}
+
+LabOutcome evaluate_lab(const std::string& lab, const run::LoadedRun& run) {
+  if (lab == "prompt-length") {
+    return evaluate_prompt_length(run);
+  }
+  if (lab == "context-window") {
+    return evaluate_context_window(run);
+  }
+  if (lab == "cache-type") {
+    return evaluate_cache_type(run);
+  }
+  if (lab == "prefix-reuse") {
+    return evaluate_prefix_reuse(run);
+  }
+  if (lab == "repeated-prompt") {
+    return evaluate_repeated_prompt(run);
+  }
+  throw Error(fmt::format("unknown lesson lab '{}'", lab));
+}
+
+}  // namespace kvbench::lesson

@@ -1,0 +1,120 @@
+// The context-window and cache-type labs: memory against num_ctx and between cache types.
+#include <fmt/format.h>
+
+#include "harness/lesson/evaluate.h"
+#include "harness/report/memory.h"
+#include "harness/report/summary.h"
+
+namespace kvbench::lesson {
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+// The KV buffer the server logs is exact arithmetic; resident memory also holds compute buffers
+// and allocator slack that grow with the window, so its slope gets a wider band.
+constexpr double kLoggedTolerance = 0.10;
+constexpr double kResidentTolerance = 0.25;
+
+std::optional<double> per_token(const std::optional<std::uint64_t>& bytes, std::uint64_t cells) {
+  if (!bytes || cells == 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(*bytes) / static_cast<double>(cells);
+}
+}  // namespace
+
+LabOutcome evaluate_context_window(const run::LoadedRun& run) {
+  LabOutcome out{"context-window", {}, {}, {}, nlohmann::json::object()};
+  const auto mem = report::analyze_memory(run.run);
+  const report::BlockMemoryRow* lo = nullptr;
+  const report::BlockMemoryRow* hi = nullptr;
+  std::optional<double> arith;
+  std::string type;
+  for (const auto& b : mem.blocks) {
+    std::string text = b.rss_after_load_bytes
+                           ? fmt::format("{:.1f} MiB resident after load",
+                                         static_cast<double>(*b.rss_after_load_bytes) / kMiB)
+                           : std::string("resident memory not measured");
+    if (b.kv_logged_bytes) {
+      text +=
+          fmt::format(" (KV buffer {:.2f} MiB)", static_cast<double>(*b.kv_logged_bytes) / kMiB);
+    }
+    out.measured[fmt::format("mem_ctx_{}", b.num_ctx)] = text;
+    if (!lo || b.num_ctx < lo->num_ctx) {
+      lo = &b;
+    }
+    if (!hi || b.num_ctx > hi->num_ctx) {
+      hi = &b;
+    }
+    if (!arith) {
+      arith = per_token(b.kv_arithmetic_bytes, b.cells);
+      type = b.cache_type;
+    }
+  }
+  if (lo && hi && lo != hi && lo->rss_after_load_bytes && hi->rss_after_load_bytes) {
+    const double added = static_cast<double>(*hi->rss_after_load_bytes) -
+                         static_cast<double>(*lo->rss_after_load_bytes);
+    out.measured["mem_added"] = fmt::format("{:.1f} MiB resident from num_ctx {} to {}",
+                                            added / kMiB, lo->num_ctx, hi->num_ctx);
+  }
+  if (arith) {
+    out.measured["kv_arith_active"] = fmt::format("{:.0f} B ({}, this model)", *arith, type);
+  }
+  RatioInput in{std::nullopt, std::nullopt, arith, kLoggedTolerance, "bytes per token"};
+  std::string slopes;
+  for (const auto& sweep : mem.sweeps) {
+    for (const auto& f : sweep.fits) {
+      slopes += fmt::format("{}{:.0f} B ({})", slopes.empty() ? "" : "; ", f.bytes_per_token,
+                            f.measure == "kv_logged" ? "KV buffer logged" : "resident memory");
+      out.numbers["slope_" + f.measure] = f.bytes_per_token;
+      if (!in.measured) {
+        in.measured = f.bytes_per_token;
+        if (f.ci_lower && f.ci_upper) {
+          in.ci = stats::Interval{*f.ci_lower, *f.ci_upper, 0.95};
+        }
+        in.tolerance = f.measure == "kv_logged" ? kLoggedTolerance : kResidentTolerance;
+        in.what =
+            f.measure == "kv_logged" ? "logged KV bytes per token" : "resident bytes per token";
+      }
+    }
+  }
+  if (!slopes.empty()) {
+    out.measured["mem_slope"] = slopes;
+  }
+  add_check(out, "memory_slope", check_relative(in));
+  return out;
+}
+
+LabOutcome evaluate_cache_type(const run::LoadedRun& run) {
+  LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
+  const auto mem = report::analyze_memory(run.run);
+  for (const auto& b : mem.blocks) {
+    const auto logged = per_token(b.kv_logged_bytes, b.cells);
+    const auto arith = per_token(b.kv_arithmetic_bytes, b.cells);
+    if (logged && (b.cache_type == "f16" || b.cache_type == "q8_0")) {
+      out.measured["kv_" + b.cache_type + "_per_token"] = fmt::format(
+          "{:.0f} B logged ({:.0f} B arithmetic, this model)", *logged, arith.value_or(0));
+    }
+  }
+  RatioInput in{std::nullopt, std::nullopt, std::nullopt, kLoggedTolerance,
+                "q8_0 / f16 logged KV size"};
+  for (const auto& c : mem.comparisons) {
+    if (c.type == "q8_0" && c.reference == "f16" && !in.measured) {
+      in.measured = c.kv_logged_ratio;
+      in.expected = c.arithmetic_ratio;
+      if (c.kv_logged_ratio) {
+        out.measured["kv_ratio"] =
+            fmt::format("{:.3f} at num_ctx {}", *c.kv_logged_ratio, c.num_ctx);
+        out.numbers["kv_ratio"] = *c.kv_logged_ratio;
+      }
+    }
+  }
+  add_check(out, "cache_ratio", check_relative(in));
+  for (const auto& row : report::summarize_conditions(run.calls)) {
+    out.notes.push_back(fmt::format(
+        "{} at {} prompt tokens: median TTFT {:.1f} ms, decode {:.1f} tok/s (shown, not judged)",
+        row.cache_type, row.prompt_tokens, row.ttft_ms.median, row.decode_tps.median));
+  }
+  return out;
+}
+
+}  // namespace kvbench::lesson

@@ -1,0 +1,57 @@
+// `kvbench reproduce lesson --quick` on the real llama-server: every lab runs, one report comes
+// out as Markdown and JSON with a value beside every lesson figure, every shape check passes and
+// the exit code says so. Bad input exits 2 before anything runs.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(Lesson, QuickReproductionPassesEveryShapeCheck) {
+  const auto results = fresh_dir("lesson-quick");
+  const auto r = run_kvbench({"reproduce", "lesson", "--quick", "--no-plots", "-q", "--results",
+                              results.string(), "--server-bin", llama_server_path()},
+                             600);
+  const auto dir = only_run_dir(results);
+  const auto report = read_json(dir / "lesson-report.json");
+  std::string failed;
+  int checks = 0;
+  for (const auto& lab : report.at("labs")) {
+    EXPECT_TRUE(fs::exists(dir / fs::path(lab.at("run_dir").get<std::string>()).filename()))
+        << lab.at("id");
+    for (const auto& c : lab.at("checks")) {
+      ++checks;
+      if (c.at("verdict") != "pass") {
+        failed += lab.at("id").get<std::string>() + "/" + c.at("id").get<std::string>() + ": " +
+                  c.at("verdict").get<std::string>() + ", " + c.at("why").get<std::string>() + "\n";
+      }
+    }
+    for (const auto& f : lab.at("figures")) {
+      EXPECT_NE(f.at("here"), "not measured") << f.at("id");
+    }
+  }
+  EXPECT_EQ(report.at("labs").size(), 5U);
+  EXPECT_EQ(checks, 10);
+  EXPECT_EQ(failed, "") << r.out;
+  EXPECT_EQ(r.exit_code, failed.empty() ? 0 : 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# kvbench: the lesson, reproduced"));
+  EXPECT_TRUE(fs::exists(dir / "lesson-report.md"));
+}
+
+TEST(Lesson, BadInputExitsTwoAndCreatesNothing) {
+  const auto results = fresh_dir("lesson-bad");
+  const auto r = run_kvbench(
+      {"reproduce", "lesson", "--only", "prompt-length,nope", "--results", results.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown lab 'nope'"));
+  EXPECT_TRUE(fs::is_empty(results));
+}
+
+}  // namespace
+}  // namespace kvbench::itest
