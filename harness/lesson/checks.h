@@ -58,15 +58,32 @@ CheckResult check_relative(const RatioInput& in);
 // `expected` (+ tolerance), i.e. "nearly free". Pass: the median within the band; fail: the
 // median outside and the CI (when there is one) wholly outside too; inconclusive: no complete
 // pair, or a CI reaching the band.
+//
+// Re-read tokens attend over the whole prefix, so each costs more than the cold read's average
+// token: with a per-token cost a + b*i at position i and rho = b*n/a, an edit at f costs
+//   R(f, rho) = (1 - f) * (1 + rho * (1 + f) / 2) / (1 + rho / 2),
+// which runs from 1 - f (rho = 0) towards 1 - f^2. When `rho` is given (fitted over all edit
+// positions of the run, see fit_attention_rho), the band's upper end is R(f, rho) + kRhoSlack
+// instead of 1 - f + tolerance, whichever is higher.
+inline constexpr double kRhoMax = 4.0;     // attention at the last token at most 4x the rest
+inline constexpr double kRhoSlack = 0.05;  // absolute, above the fitted prediction
 struct ReuseInput {
   std::optional<double> median_ratio;
   std::optional<stats::Interval> ci;
   int pairs = 0;
-  double expected = 0;      // 1 - f, or the ceiling for "nearly free"
-  bool at_most = false;     // true: a ceiling (question / none), false: a two-sided band
-  double tolerance = 0.10;  // absolute
+  double expected = 0;        // 1 - f, or the ceiling for "nearly free"
+  bool at_most = false;       // true: a ceiling (question / none), false: a two-sided band
+  double tolerance = 0.10;    // absolute
+  std::optional<double> rho;  // fitted attention share; two-sided band only
 };
 CheckResult check_reuse(const ReuseInput& in);
+
+// R(f, rho) above: the second read's expected share of the cold read for an edit at f in [0, 1].
+double reuse_ratio_with_attention(double f, double rho);
+
+// The rho in [0, kRhoMax] that best fits measured (f, ratio) points by least squares; nullopt
+// with fewer than two points.
+std::optional<double> fit_attention_rho(const std::vector<std::pair<double, double>>& points);
 
 // The repeated-prompt trap: calls served from the prompt cache against cold reads of the same
 // prompt (same token count). Pass: cold / cached median TTFT >= kTrapPass; fail: below

@@ -128,12 +128,22 @@ std::optional<double> median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+std::optional<double> row_ratio(const report::PositionSummary& row) {
+  return row.prompt_ms_ratio ? row.prompt_ms_ratio : row.ttft_ratio;
+}
+
 void add_reuse(LabOutcome& out, const report::PositionSummary& row,
-               const std::vector<report::PairResult>& pairs) {
+               const std::vector<report::PairResult>& pairs, std::optional<double> rho) {
   const bool fraction = row.one_minus_f.has_value();
-  const auto ratio = row.prompt_ms_ratio ? row.prompt_ms_ratio : row.ttft_ratio;
+  const auto ratio = row_ratio(row);
   const auto ci = row.prompt_ms_ratio ? row.prompt_ms_ci : row.ttft_ci;
-  ReuseInput in{ratio, ci, row.pairs, fraction ? *row.one_minus_f : 0.0, !fraction, 0.10};
+  ReuseInput in{ratio,
+                ci,
+                row.pairs,
+                fraction ? *row.one_minus_f : 0.0,
+                !fraction,
+                0.10,
+                fraction ? rho : std::nullopt};
   const std::string id = "reuse_" + row.edit_position;
   if (ratio) {
     out.measured[id] =
@@ -167,8 +177,18 @@ LabOutcome evaluate_prefix_reuse(const run::LoadedRun& run) {
   LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
   const auto pairs = report::collect_pairs(run.calls);
   const auto rows = report::summarize_positions(pairs, figures());
+  std::vector<std::pair<double, double>> points;
   for (const auto& row : rows) {
-    add_reuse(out, row, pairs);
+    if (row.one_minus_f && row_ratio(row)) {
+      points.emplace_back(1.0 - *row.one_minus_f, *row_ratio(row));
+    }
+  }
+  const auto rho = fit_attention_rho(points);
+  if (rho) {
+    out.numbers["attention_rho"] = *rho;
+  }
+  for (const auto& row : rows) {
+    add_reuse(out, row, pairs, rho);
   }
   for (const auto& [id, claim] : lab_checks("prefix-reuse")) {
     const bool done = std::any_of(out.checks.begin(), out.checks.end(),

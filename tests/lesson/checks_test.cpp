@@ -67,24 +67,65 @@ TEST(Relative, InconclusiveWhenTheCiReachesTheBandOrNothingWasMeasured) {
 }
 
 TEST(Reuse, TwoSidedBandAroundOneMinusF) {
-  const auto pass = check_reuse({0.78, ci(0.74, 0.81), 3, 0.75, false, 0.10});
+  const auto pass = check_reuse({0.78, ci(0.74, 0.81), 3, 0.75, false, 0.10, std::nullopt});
   EXPECT_EQ(pass.verdict, Verdict::pass);
   EXPECT_EQ(pass.tolerance, "median second/cold ratio within 0.10 of 1 - f = 0.75");
   EXPECT_EQ(pass.why, "median ratio 0.780 [95% CI 0.74, 0.81] over 3 pairs");
-  EXPECT_EQ(check_reuse({0.95, ci(0.9, 1.0), 3, 0.75, false, 0.10}).verdict, Verdict::fail);
-  EXPECT_EQ(check_reuse({0.55, ci(0.5, 0.6), 3, 0.75, false, 0.10}).verdict, Verdict::fail);
-  EXPECT_EQ(check_reuse({0.9, ci(0.8, 1.0), 3, 0.75, false, 0.10}).verdict, Verdict::inconclusive);
-  EXPECT_EQ(check_reuse({0.9, std::nullopt, 1, 0.75, false, 0.10}).verdict, Verdict::fail);
+  EXPECT_EQ(check_reuse({0.95, ci(0.9, 1.0), 3, 0.75, false, 0.10, std::nullopt}).verdict,
+            Verdict::fail);
+  EXPECT_EQ(check_reuse({0.55, ci(0.5, 0.6), 3, 0.75, false, 0.10, std::nullopt}).verdict,
+            Verdict::fail);
+  EXPECT_EQ(check_reuse({0.9, ci(0.8, 1.0), 3, 0.75, false, 0.10, std::nullopt}).verdict,
+            Verdict::inconclusive);
+  EXPECT_EQ(check_reuse({0.9, std::nullopt, 1, 0.75, false, 0.10, std::nullopt}).verdict,
+            Verdict::fail);
 }
 
 TEST(Reuse, CeilingForNearlyFreeResends) {
-  const auto pass = check_reuse({0.006, std::nullopt, 1, 0.0, true, 0.10});
+  const auto pass = check_reuse({0.006, std::nullopt, 1, 0.0, true, 0.10, std::nullopt});
   EXPECT_EQ(pass.verdict, Verdict::pass);
   EXPECT_EQ(pass.tolerance, "median second/cold ratio at most 0.10");
-  EXPECT_EQ(check_reuse({0.5, ci(0.4, 0.6), 2, 0.0, true, 0.10}).verdict, Verdict::fail);
-  EXPECT_EQ(check_reuse({0.2, ci(0.05, 0.3), 2, 0.0, true, 0.10}).verdict, Verdict::inconclusive);
-  EXPECT_EQ(check_reuse({std::nullopt, std::nullopt, 0, 0.0, true, 0.10}).why,
+  EXPECT_EQ(check_reuse({0.5, ci(0.4, 0.6), 2, 0.0, true, 0.10, std::nullopt}).verdict,
+            Verdict::fail);
+  EXPECT_EQ(check_reuse({0.2, ci(0.05, 0.3), 2, 0.0, true, 0.10, std::nullopt}).verdict,
+            Verdict::inconclusive);
+  EXPECT_EQ(check_reuse({std::nullopt, std::nullopt, 0, 0.0, true, 0.10, std::nullopt}).why,
             "no complete cold/second pair");
+}
+
+TEST(Reuse, AttentionPredictionRunsFromOneMinusFToOneMinusFSquared) {
+  EXPECT_DOUBLE_EQ(reuse_ratio_with_attention(0.5, 0.0), 0.5);
+  // rho = 2: 0.5 * (1 + 2 * 1.5 / 2) / 2 = 0.625.
+  EXPECT_DOUBLE_EQ(reuse_ratio_with_attention(0.5, 2.0), 0.625);
+  EXPECT_NEAR(reuse_ratio_with_attention(0.25, 1e9), 1 - 0.0625, 1e-6);
+  EXPECT_DOUBLE_EQ(reuse_ratio_with_attention(0.0, 3.0), 1.0);
+}
+
+TEST(Reuse, FitsRhoFromThePositionsAndClampsIt) {
+  std::vector<std::pair<double, double>> exact;
+  for (double f : {0.25, 0.5, 0.75}) {
+    exact.emplace_back(f, reuse_ratio_with_attention(f, 2.5));
+  }
+  EXPECT_NEAR(*fit_attention_rho(exact), 2.5, 1e-3);
+  EXPECT_DOUBLE_EQ(*fit_attention_rho({{0.25, 0.75}, {0.5, 0.5}}), 0.0);
+  // A server that reuses nothing reads everything again: rho runs into its ceiling.
+  EXPECT_DOUBLE_EQ(*fit_attention_rho({{0.25, 1.0}, {0.5, 1.0}, {0.75, 1.0}}), kRhoMax);
+  EXPECT_FALSE(fit_attention_rho({{0.5, 0.6}}));
+}
+
+TEST(Reuse, FittedAttentionWidensTheBandUpwardsOnly) {
+  // Measured 0.64 at f = 0.5 with rho 2.6 fitted over all positions: within R + 0.05.
+  ReuseInput in{0.642, ci(0.61, 0.65), 3, 0.5, false, 0.10, 2.6};
+  const auto pass = check_reuse(in);
+  EXPECT_EQ(pass.verdict, Verdict::pass) << pass.tolerance;
+  EXPECT_NE(pass.tolerance.find("rho 2.60"), std::string::npos) << pass.tolerance;
+  in.rho.reset();
+  EXPECT_EQ(check_reuse(in).verdict, Verdict::fail);
+  // No reuse at all (ratio 1.0) fails even at the largest rho: R(0.5, 4) + 0.05 = 0.717.
+  EXPECT_EQ(check_reuse({1.0, ci(0.98, 1.02), 3, 0.5, false, 0.10, kRhoMax}).verdict,
+            Verdict::fail);
+  // The lower end stays 1 - f - tolerance.
+  EXPECT_EQ(check_reuse({0.35, ci(0.33, 0.37), 3, 0.5, false, 0.10, 2.6}).verdict, Verdict::fail);
 }
 
 TEST(Trap, SpeedupDecides) {
