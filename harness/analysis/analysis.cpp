@@ -126,6 +126,21 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   return d;
 }
 
+std::vector<stats::ValidityReason> log_validity(const Design& d, const stats::ModelFit& fit,
+                                                const stats::ValidityInputs& shared,
+                                                std::size_t n) {
+  stats::ValidityInputs in = shared;
+  in.durbin_watson = fit.log.durbin_watson;
+  if (*in.durbin_watson < 1.0) {
+    stats::ModelSpec t2 = d.spec;
+    t2.time_squared = true;
+    in.durbin_watson_t2 = stats::fit_model(t2, d.rows).log.durbin_watson;
+  }
+  in.cv_resid = fit.log.residual_se;  // log-scale residual SD: the relative spread
+  in.valid_calls = n;
+  return stats::validity_reasons(in);
+}
+
 MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
                        const stats::ValidityInputs& shared, const std::string& reference_variant) {
   MetricModel out;
@@ -156,6 +171,7 @@ MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& ti
     in.cv_resid = out.fit->linear.cv_resid;
     in.valid_calls = out.n;
     out.validity = stats::validity_reasons(in);
+    out.log_validity = log_validity(d, *out.fit, shared, out.n);
   } catch (const Error& e) {
     out.fit.reset();
     out.huber.reset();
@@ -235,11 +251,8 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
 }
 
 void to_json(json& j, const MetricModel& m) {
-  j = {{"metric", m.metric},
-       {"numeric", m.numeric},
-       {"categorical", m.categorical},
-       {"n", m.n},
-       {"validity", m.validity}};
+  j = {{"metric", m.metric}, {"numeric", m.numeric},   {"categorical", m.categorical},
+       {"n", m.n},           {"validity", m.validity}, {"log_validity", m.log_validity}};
   if (m.fit) {
     j["fit"] = *m.fit;
   }

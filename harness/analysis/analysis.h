@@ -50,6 +50,10 @@ struct MetricModel {
   std::optional<stats::HuberFit> huber;    // the linear model refitted robustly
   std::optional<double> durbin_watson_t2;  // refit with a t² term, when DW < 1
   std::vector<stats::ValidityReason> validity;
+  // The same rules judged on the log model (Durbin-Watson of its residuals; its residual SD as
+  // the CV): what a relative effect such as the gate's rests on. A large multiplicative effect
+  // (one variant 9x faster) inflates the linear model's residual CV, not the log model's.
+  std::vector<stats::ValidityReason> log_validity;
   std::string error;  // why there is no fit
 };
 

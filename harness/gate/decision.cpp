@@ -70,9 +70,12 @@ const stats::Coefficient* find_coefficient(const stats::OlsFit& fit, const std::
 
 // Fills the entry's fit numbers; returns the gate input, or nothing with entry.reason set.
 std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::MetricModel& model,
-                                            stats::Better better) {
+                                            const analysis::Metric& metric,
+                                            const std::vector<CallRecord>& subset,
+                                            const std::string& baseline) {
+  const stats::Better better = metric.better;
   e.n = model.n;
-  e.validity = model.validity;
+  e.validity = model.log_validity;  // the gate judges the log model
   if (!model.fit) {
     e.reason = model.error.empty() ? "the model could not be fitted" : model.error;
     return std::nullopt;
@@ -89,7 +92,27 @@ std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::Metric
     e.reason = "the variant effect has no finite standard error";
     return std::nullopt;
   }
-  return stats::GateMetric{e.metric, better, c->estimate, c->se, model.fit->log.df, e.margin};
+  // The fit's rows: the timed calls that succeeded and carry the metric, in record order.
+  std::vector<const CallRecord*> rows;
+  for (const auto& r : subset) {
+    if (r.kind == "timed" && r.ok() && metric.value(r)) {
+      rows.push_back(&r);
+    }
+  }
+  std::map<std::string, double> effects;
+  for (const auto& k : model.fit->log.coefficients) {
+    if (k.name.rfind("variant=", 0) == 0) {
+      effects[k.name.substr(8)] = k.estimate;
+    }
+  }
+  e.se_calls = c->se;
+  e.block = block_effect(rows, model.fit->log, effects, baseline, e.candidate);
+  if (!e.block) {
+    e.reason = "too few blocks (server starts) per variant to judge the variant across blocks";
+    return std::nullopt;
+  }
+  const double se = std::max(c->se, e.block->se);
+  return stats::GateMetric{e.metric, better, c->estimate, se, e.block->df, e.margin};
 }
 
 void apply_validity(GateEntry& e) {
@@ -180,7 +203,7 @@ RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfi
       e.candidate = v;
       e.margin = gm.margin;
       auto in = model == a.models.end() ? std::optional<stats::GateMetric>{}
-                                        : gate_input(e, *model, metric.better);
+                                        : gate_input(e, *model, metric, subset, g.baseline);
       if (model == a.models.end()) {
         e.reason = "no timed call matches the condition";
       }
@@ -210,6 +233,13 @@ void to_json(nlohmann::json& j, const GateEntry& e) {
   j = {{"metric", e.metric},       {"where", e.where},    {"condition", condition_label(e.where)},
        {"candidate", e.candidate}, {"margin", e.margin},  {"n", e.n},
        {"validity", e.validity},   {"verdict", e.verdict}};
+  if (e.block) {
+    j["se_calls"] = e.se_calls;
+    j["blocks"] = {{"count", e.block->blocks},
+                   {"estimate", e.block->estimate},
+                   {"se", e.block->se},
+                   {"df", e.block->df}};
+  }
   if (e.result) {
     j["result"] = *e.result;
     j["change"] = std::expm1(e.result->better == stats::Better::higher ? -e.result->slowdown

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/gate/block_effect.h"
 #include "harness/scenario/gate_config.h"
 #include "harness/stats/gate.h"
 #include "harness/stats/validity.h"
@@ -27,6 +28,8 @@ struct GateEntry {
   double margin = 0.0;
   std::size_t n = 0;                            // calls in the fit
   std::optional<stats::GateResult> result;      // absent when no γ could be estimated
+  double se_calls = 0.0;                        // γ's standard error from the calls alone
+  std::optional<BlockEffect> block;             // γ across blocks (server starts)
   std::vector<stats::ValidityReason> validity;  // of the metric's model on these calls
   std::string reason;  // why the verdict is INCONCLUSIVE without numbers, or was downgraded
   stats::Verdict verdict = stats::Verdict::inconclusive;
@@ -54,9 +57,12 @@ bool matches(const CallRecord& r, const std::map<std::string, std::string>& wher
 RunGate plan_gate(const std::vector<CallRecord>& calls, const scenario::GateConfig& config,
                   const std::vector<std::string>& declared);
 
-// Gates a run. A verdict of an entry whose model breaks a validity rule is never PASS: it becomes
-// INCONCLUSIVE with the reasons (a FAIL stays FAIL, reasons attached). Entries without a variant
-// term or fit are INCONCLUSIVE with the reason. Throws InputError for an unknown metric or factor.
+// Gates a run. Each γ is the call-level estimate; its standard error is the larger of the
+// call-level one and the block-level one (block_effect.h), with the block-level degrees of
+// freedom, because the variant is assigned by block. A verdict of an entry whose model breaks a
+// validity rule is never PASS: it becomes INCONCLUSIVE with the reasons (a FAIL stays FAIL, reasons
+// attached). Entries without a variant term or fit are INCONCLUSIVE with the reason. Throws
+// InputError for an unknown metric or factor.
 RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfig& config,
                  const std::vector<std::string>& declared, std::uint64_t seed = 1);
 

@@ -1,0 +1,113 @@
+// `kvbench gate` on the real llama-server: identical variants pass, a planted regression (the
+// candidate serves a model twice as deep and wide) fails with the effect in the right direction,
+// and the same change the other way round passes as an improvement. Each writes its verdict to
+// stdout, gate.json, gate.md and JUnit XML, and exits 0 (pass) or 1 (fail).
+//
+// The calls are sized so that a quiet 2-core machine measures them with a residual CV under the
+// 5 % validity limit (a deeper model, 64 decoded tokens, one server thread); margins are the
+// defaults (decode 5 %, TTFT 10 %).
+
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string gate_scenario(const std::string& name, const std::string& baseline_model,
+                          const std::string& candidate_model) {
+  return R"({"name": ")" + name + R"(",
+  "server": {"model": ")" +
+         baseline_model + R"(", "threads": 1},
+  "factors": {"prompt_tokens": [256], "num_ctx": [2048]},
+  "repeats": 5, "warmup": 1, "max_tokens": 64, "seed": 5,
+  "variants": [{"name": "baseline"},
+               {"name": "candidate", "server": {"model": ")" +
+         candidate_model + R"("}}]})";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct GateOutcome {
+  KvbenchResult result;
+  nlohmann::json gate;  // gate.json
+  std::string junit;
+  std::string markdown;
+  std::string step_summary;  // what was appended to $GITHUB_STEP_SUMMARY
+};
+
+GateOutcome run_gate(const std::string& name, const std::string& base, const std::string& cand) {
+  const fs::path results = fresh_dir("gate-" + name);
+  const auto scenario = write_file(results, name + ".json", gate_scenario(name, base, cand));
+  const fs::path summary = results / "step-summary.md";
+  GateOutcome g;
+  g.result = run_kvbench({"gate", scenario, "--results", results.string(), "-q"}, 900,
+                         {{"GITHUB_STEP_SUMMARY", summary.string()}});
+  const fs::path run_dir = only_run_dir(results);
+  g.gate = read_json(run_dir / "gate.json");
+  g.junit = slurp(run_dir / "gate.junit.xml");
+  g.markdown = slurp(run_dir / "gate.md");
+  g.step_summary = slurp(summary);
+  return g;
+}
+
+const nlohmann::json& entry(const nlohmann::json& gate, const std::string& metric) {
+  for (const auto& e : gate.at("details").at("gate").at("entries")) {
+    if (e.at("metric") == metric) {
+      return e;
+    }
+  }
+  throw std::runtime_error("no gate entry for " + metric);
+}
+
+TEST(GateOnServer, IdenticalVariantsPass) {
+  const auto g = run_gate("aa", "synthetic:lesson", "synthetic:lesson");
+  EXPECT_EQ(g.result.exit_code, 0) << g.result.out << g.result.err;
+  EXPECT_EQ(g.gate.at("overall"), "PASS") << g.gate.dump(1);
+  EXPECT_THAT(g.result.out, HasSubstr("PASS decode_tps candidate vs baseline"));
+  EXPECT_THAT(g.result.out, HasSubstr("PASS ttft_ms candidate vs baseline"));
+  EXPECT_THAT(g.junit, HasSubstr("tests=\"2\""));
+  EXPECT_THAT(g.junit, Not(HasSubstr("<failure")));
+  EXPECT_EQ(g.step_summary, g.markdown);
+}
+
+TEST(GateOnServer, PlantedRegressionFailsInTheRightDirection) {
+  const auto g = run_gate("slower", "synthetic:small", "synthetic:lesson");
+  EXPECT_EQ(g.result.exit_code, 1) << g.result.out << g.result.err;
+  EXPECT_EQ(g.gate.at("overall"), "FAIL");
+  const auto& decode = entry(g.gate, "decode_tps");
+  const auto& ttft = entry(g.gate, "ttft_ms");
+  EXPECT_EQ(decode.at("verdict"), "FAIL");
+  EXPECT_EQ(ttft.at("verdict"), "FAIL");
+  EXPECT_LT(decode.at("change").get<double>(), -0.05);  // decoding got slower
+  EXPECT_GT(ttft.at("change").get<double>(), 0.10);     // the first token came later
+  EXPECT_GT(decode.at("result").at("slowdown_lower").get<double>(), 0.05);
+  EXPECT_THAT(g.junit, HasSubstr("<failure"));
+  EXPECT_THAT(g.result.out, HasSubstr("FAIL decode_tps candidate vs baseline"));
+}
+
+TEST(GateOnServer, PlantedImprovementPasses) {
+  const auto g = run_gate("faster", "synthetic:lesson", "synthetic:small");
+  EXPECT_EQ(g.result.exit_code, 0) << g.result.out << g.result.err;
+  EXPECT_EQ(g.gate.at("overall"), "PASS") << g.gate.dump(1);
+  const auto& decode = entry(g.gate, "decode_tps");
+  EXPECT_GT(decode.at("change").get<double>(), 0.05);  // decoding got faster
+  EXPECT_LT(decode.at("result").at("slowdown_upper").get<double>(), 0.0);
+  EXPECT_LT(entry(g.gate, "ttft_ms").at("change").get<double>(), -0.10);
+}
+
+}  // namespace
+}  // namespace kvbench::itest
