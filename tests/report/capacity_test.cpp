@@ -9,7 +9,7 @@ namespace {
 
 using nlohmann::json;
 
-// The synthetic "small" preset's KV shape: 4 layers, 4 KV heads of 64 (q8_0: 34 bytes per 32
+// A model of 4 layers with 4 KV heads of 64 numbers (q8_0: 34 bytes per 32
 // numbers, so 2 x 4 x 4 x 64 x 34/32 = 2176 bytes per token).
 json capacity(int answer, bool at_max) {
   json c = {
