@@ -7,6 +7,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/report/capacity.h"
 #include "harness/report/effects.h"
 #include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
@@ -40,6 +41,13 @@ void setup_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call");
   cmd->add_option("--json", o->json, "Write the summary as JSON");
   cmd->callback([o, &exit_code] {
+    const std::filesystem::path capacity = std::filesystem::path(o->run_dir) / "capacity.json";
+    if (std::filesystem::exists(capacity)) {  // a `kvbench capacity` folder
+      std::ifstream in(capacity);
+      report::write_capacity_markdown(std::cout, nlohmann::json::parse(in));
+      exit_code = 0;
+      return;
+    }
     const auto loaded = run::load_run(o->run_dir);
     for (const auto& w : loaded.warnings) {
       fmt::print(stderr, "warning: {}\n", w);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/report/concurrency.h"
 #include "harness/report/effects.h"
 #include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
@@ -178,6 +179,7 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
       out, analysis::analyze(calls,
                              run.value("scenario", json::object()).value("seed", std::uint64_t{1}),
                              baseline_variant(run)));
+  write_concurrency_markdown(out, run);
   write_memory_markdown(out, analyze_memory(run));
   write_prefix_markdown(out, calls, lesson_figures());
 }

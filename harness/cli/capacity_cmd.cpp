@@ -1,0 +1,71 @@
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/core/error.h"
+#include "harness/process/signals.h"
+#include "harness/report/capacity.h"
+#include "harness/run/capacity.h"
+
+namespace kvbench::cli {
+
+namespace {
+struct CapacityCliOptions {
+  run::CapacityRequest request;
+  std::string results = "results";
+  std::string server_bin;
+  std::string models_dir;
+  bool quiet = false;
+};
+
+void add_request_options(CLI::App* cmd, run::CapacityRequest& r) {
+  cmd->add_option("--ctx", r.ctx, "Context per conversation (num_ctx), tokens")
+      ->capture_default_str();
+  cmd->add_option("--cache-type", r.cache_type, "KV cache type (-ctk/-ctv)")->capture_default_str();
+  cmd->add_option("--prompt-tokens", r.prompt_tokens, "Prompt length of every call")
+      ->capture_default_str();
+  cmd->add_option("--ttft-p90-ms", r.ttft_p90_ms, "The limit the TTFT p90 must stay under")
+      ->capture_default_str();
+  cmd->add_option("--max", r.max, "The largest number of conversations probed")
+      ->capture_default_str();
+  cmd->add_option("--rounds", r.rounds, "Timed calls per level: rounds x conversations")
+      ->capture_default_str();
+  cmd->add_option("--max-tokens", r.max_tokens, "Tokens generated per call")->capture_default_str();
+  cmd->add_option("--model", r.model, "A GGUF path or synthetic:<preset>")->capture_default_str();
+  cmd->add_option("--seed", r.seed, "Seed of each level's plan")->capture_default_str();
+}
+}  // namespace
+
+void setup_capacity_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CapacityCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "capacity",
+      "Find the most conversations a managed llama-server serves at once with TTFT p90 under a "
+      "limit (doubling, then bisection; one fresh server per level)");
+  add_request_options(cmd, o->request);
+  cmd->add_option("--results", o->results, "Folder the capacity folder is created in")
+      ->capture_default_str();
+  cmd->add_option("--server-bin", o->server_bin, "llama-server executable");
+  cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  cmd->callback([o, &exit_code] {
+    run::RunOptions ro;
+    ro.results_root = o->results;
+    ro.server_binary = o->server_bin;
+    ro.models_dir = o->models_dir;
+    ro.progress = !o->quiet;
+    process::install_signal_handlers();
+    const auto result = run::run_capacity(o->request, ro);
+    std::ostringstream md;
+    report::write_capacity_markdown(md, result.summary);
+    std::ofstream(result.dir / "capacity.md") << md.str();
+    std::cout << md.str() << "\nresults: " << result.dir.string() << "\n";
+    exit_code = 0;
+  });
+}
+
+}  // namespace kvbench::cli

@@ -1,0 +1,172 @@
+#include "harness/run/capacity.h"
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/load/block_stats.h"
+#include "harness/process/signals.h"
+#include "harness/run/results.h"
+
+namespace kvbench::run {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void check_request(const CapacityRequest& r) {
+  std::vector<std::string> problems;
+  if (!(r.ttft_p90_ms > 0)) {
+    problems.emplace_back("kvbench capacity: --ttft-p90-ms: expected a limit above 0 ms");
+  }
+  if (r.max < 1 || r.max > 256) {
+    problems.emplace_back("kvbench capacity: --max: expected a level from 1 to 256");
+  }
+  if (r.rounds < 1) {
+    problems.emplace_back("kvbench capacity: --rounds: expected at least 1");
+  }
+  if (r.prompt_tokens + r.max_tokens > r.ctx) {
+    problems.push_back(fmt::format(
+        "kvbench capacity: --prompt-tokens: {} prompt tokens and {} generated do not fit a "
+        "context of {} (--ctx)",
+        r.prompt_tokens, r.max_tokens, r.ctx));
+  }
+  if (!problems.empty()) {
+    throw InputError(problems);
+  }
+}
+
+// One level: its scenario run into `dir`, its block statistics from the records.
+struct LevelRun {
+  load::LevelMeasurement measured;
+  json entry;
+};
+
+json block_facts(const json& run) {
+  json out = json::object();
+  if (!run.contains("blocks") || run["blocks"].empty()) {
+    return out;
+  }
+  const json& b = run["blocks"][0];
+  for (const char* key : {"slots", "slot_ctx", "kv_bytes_logged", "peak_rss_bytes",
+                          "memory_after_load", "gpu_memory_at_end_bytes"}) {
+    if (b.contains(key)) {
+      out[key] = b[key];
+    }
+  }
+  return out;
+}
+
+LevelRun run_level(const CapacityRequest& request, int level, const fs::path& dir,
+                   const RunOptions& options) {
+  RunOptions o = options;
+  o.results_root = dir;
+  const RunSummary summary =
+      run_scenario(with_overrides(capacity_level_scenario(request, level), options), o);
+  if (process::stop_requested()) {
+    throw Error(
+        fmt::format("kvbench capacity: interrupted at {} conversations; the levels "
+                    "measured so far are in {}",
+                    level, dir.string()));
+  }
+  const LoadedRun loaded = load_run(summary.run_dir);
+  json stats = load::block_stats(loaded.calls);
+  LevelRun out;
+  out.measured.not_ok = stats.value("calls", 0) - stats.value("ok", 0);
+  if (stats.contains("ttft_ms") && stats["ttft_ms"].is_object()) {
+    out.measured.ttft_p90_ms = stats["ttft_ms"]["p90"].get<double>();
+  }
+  out.entry = {{"level", level},
+               {"run_dir", summary.run_dir.filename().string()},
+               {"complete", summary.complete},
+               {"concurrency", stats},
+               {"block", block_facts(loaded.run)}};
+  if (loaded.run.contains("model")) {
+    out.entry["model"] = loaded.run["model"];
+  }
+  return out;
+}
+
+json request_json(const CapacityRequest& r) {
+  return {{"ctx", r.ctx},
+          {"cache_type", r.cache_type},
+          {"prompt_tokens", r.prompt_tokens},
+          {"ttft_p90_ms", r.ttft_p90_ms},
+          {"max", r.max},
+          {"rounds", r.rounds},
+          {"max_tokens", r.max_tokens},
+          {"model", r.model},
+          {"seed", r.seed}};
+}
+
+}  // namespace
+
+scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int level) {
+  check_request(request);
+  const json j = {{"name", fmt::format("capacity-n{}", level)},
+                  {"server", {{"kind", "llama-server"}, {"model", request.model}}},
+                  {"factors",
+                   {{"prompt_tokens", {request.prompt_tokens}},
+                    {"num_ctx", {request.ctx}},
+                    {"cache_type", {request.cache_type}}}},
+                  {"concurrency", {{"streams", {level}}}},
+                  {"repeats", request.rounds * level},
+                  {"warmup", 1},
+                  {"max_tokens", request.max_tokens},
+                  {"seed", request.seed}};
+  return scenario::parse_scenario(j.dump(), "kvbench capacity");
+}
+
+CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& options) {
+  if (!options.url.empty()) {
+    throw InputError(
+        "kvbench capacity: --url: the search starts its own llama-server per level; it cannot "
+        "attach to a running one");
+  }
+  with_overrides(capacity_level_scenario(request, 1), options);  // checks before any folder
+  CapacityRun out;
+  const bool root_existed = fs::exists(options.results_root);
+  out.dir = create_run_dir(options.results_root, "capacity");
+  out.summary = {{"kind", "capacity"},
+                 {"request", request_json(request)},
+                 {"status", "running"},
+                 {"levels", json::array()}};
+  const auto measure = [&](int level) {
+    LevelRun lr = run_level(request, level, out.dir, options);
+    if (!out.summary.contains("model") && lr.entry.contains("model")) {
+      out.summary["model"] = lr.entry["model"];
+    }
+    lr.entry.erase("model");
+    out.summary["levels"].push_back(lr.entry);
+    write_json_atomic(out.dir / "capacity.json", out.summary);
+    return lr.measured;
+  };
+  try {
+    out.result = load::search_capacity(request.max, request.ttft_p90_ms, measure);
+  } catch (const InputError&) {
+    // Bad input the first level's setup found (a cache type the model cannot take, a missing
+    // model): leave no empty folders behind.
+    if (out.summary["levels"].empty()) {
+      std::error_code ec;
+      fs::remove(out.dir, ec);
+      if (!root_existed) {
+        fs::remove(options.results_root, ec);
+      }
+    }
+    throw;
+  }
+  auto& levels = out.summary["levels"];
+  for (std::size_t i = 0; i < out.result.probes.size(); ++i) {
+    levels[i]["passed"] = out.result.probes[i].passed;
+    levels[i]["verdict"] = load::describe_probe(out.result.probes[i], request.ttft_p90_ms);
+  }
+  out.summary["answer"] = out.result.answer;
+  out.summary["at_max"] = out.result.at_max;
+  out.summary["first_failed"] =
+      out.result.first_failed ? json(*out.result.first_failed) : json(nullptr);
+  out.summary["status"] = "complete";
+  write_json_atomic(out.dir / "capacity.json", out.summary);
+  return out;
+}
+
+}  // namespace kvbench::run

@@ -1,0 +1,72 @@
+#include "harness/report/concurrency.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace kvbench::report {
+namespace {
+
+using nlohmann::json;
+
+json block(int index, int slots, json stats) {
+  return {{"index", index},
+          {"num_ctx", 256},
+          {"cache_type", "f16"},
+          {"slots", slots},
+          {"concurrency", stats}};
+}
+
+json stats(int ok, int refused, double decode) {
+  return {{"calls", ok + refused},
+          {"ok", ok},
+          {"refused", refused},
+          {"failed", 0},
+          {"max_in_flight", 4},
+          {"prompt_tok_per_s", 812.25},
+          {"decode_tok_per_s", decode},
+          {"ttft_ms", {{"p50", 101.0}, {"p90", 150.5}, {"p99", 170.04}, {"n", ok}}},
+          {"itl_ms", {{"p50", 5.0}, {"p90", 6.25}, {"p99", 9.0}, {"n", 40}}}};
+}
+
+TEST(ConcurrencyReport, OneRowPerConcurrentBlockWithItsPercentiles) {
+  json run = {{"blocks", json::array()}};
+  run["blocks"].push_back({{"index", 0}, {"num_ctx", 256}, {"cache_type", "f16"}});
+  run["blocks"].push_back(block(1, 4, stats(8, 0, 95.5)));
+  json open = block(2, 8, stats(6, 2, 40.0));
+  open["deferred"] = 3;
+  open["concurrency"].erase("itl_ms");
+  run["blocks"].push_back(open);
+  std::ostringstream out;
+  write_concurrency_markdown(out, run);
+  const std::string md = out.str();
+  EXPECT_NE(md.find("## Concurrency"), std::string::npos);
+  EXPECT_NE(md.find("| 1 | 256 | f16 | 4 | 8 | 0 | 0 | - | 4 | 812.2 | 95.5 | 101.0 / 150.5 / "
+                    "170.0 | 5.0 / 6.2 / 9.0 |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 2 | 256 | f16 | 8 | 6 | 2 | 0 | 3 | 4 | 812.2 | 40.0 | 101.0 / 150.5 / "
+                    "170.0 | - |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("| 0 | 256"), std::string::npos) << "a sequential block has no row";
+}
+
+TEST(ConcurrencyReport, VariantColumnOnlyWhenTheRunHasVariants) {
+  json run = {{"blocks", json::array({block(0, 2, stats(4, 0, 10.0))})}};
+  run["blocks"][0]["variant"] = "candidate";
+  std::ostringstream out;
+  write_concurrency_markdown(out, run);
+  EXPECT_NE(out.str().find("| 0 | candidate | 256 | f16 | 2 | 4 |"), std::string::npos)
+      << out.str();
+}
+
+TEST(ConcurrencyReport, NothingWithoutConcurrentBlocks) {
+  std::ostringstream out;
+  write_concurrency_markdown(out, {{"blocks", json::array({{{"index", 0}}})}});
+  write_concurrency_markdown(out, json::object());
+  EXPECT_EQ(out.str(), "");
+}
+
+}  // namespace
+}  // namespace kvbench::report
