@@ -68,11 +68,32 @@ const stats::Coefficient* find_coefficient(const stats::OlsFit& fit, const std::
   return nullptr;
 }
 
+// The variant is judged across blocks, so block levels are no instability: serial correlation is
+// judged within blocks, and the spread of calls on the log model against the gate's own limit.
+void rejudge_within_blocks(GateEntry& e, const std::vector<const CallRecord*>& rows,
+                           const stats::OlsFit& log_fit, double max_cv) {
+  std::erase_if(e.validity, [](const stats::ValidityReason& v) {
+    return v.rule == "durbin_watson" || v.rule == "cv_resid";
+  });
+  if (const auto dw = within_block_durbin_watson(rows, log_fit); dw && *dw < 1.0) {
+    e.validity.push_back(
+        {"durbin_watson",
+         fmt::format("Durbin-Watson within blocks {:.2f} < 1.00: serial correlation inside server "
+                     "starts, the drift model is inadequate",
+                     *dw)});
+  }
+  if (log_fit.residual_se > max_cv) {
+    e.validity.push_back(
+        {"cv_resid", fmt::format("CV of residuals {:.1f} % > {:.1f} % (gate.max_cv)",
+                                 100 * log_fit.residual_se, 100 * max_cv)});
+  }
+}
+
 // Fills the entry's fit numbers; returns the gate input, or nothing with entry.reason set.
 std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::MetricModel& model,
                                             const analysis::Metric& metric,
                                             const std::vector<CallRecord>& subset,
-                                            const std::string& baseline) {
+                                            const std::string& baseline, double max_cv) {
   const stats::Better better = metric.better;
   e.n = model.n;
   e.validity = model.log_validity;  // the gate judges the log model
@@ -107,6 +128,7 @@ std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::Metric
   }
   e.se_calls = c->se;
   e.block = block_effect(rows, model.fit->log, effects, baseline, e.candidate);
+  rejudge_within_blocks(e, rows, model.fit->log, max_cv);
   if (!e.block) {
     e.reason = "too few blocks (server starts) per variant to judge the variant across blocks";
     return std::nullopt;
@@ -202,8 +224,9 @@ RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfi
       e.where = gm.where;
       e.candidate = v;
       e.margin = gm.margin;
-      auto in = model == a.models.end() ? std::optional<stats::GateMetric>{}
-                                        : gate_input(e, *model, metric, subset, g.baseline);
+      auto in = model == a.models.end()
+                    ? std::optional<stats::GateMetric>{}
+                    : gate_input(e, *model, metric, subset, g.baseline, config.max_cv);
       if (model == a.models.end()) {
         e.reason = "no timed call matches the condition";
       }

@@ -228,6 +228,7 @@ json gate_to_json(const GateConfig& g) {
   json out = {{"alpha", g.alpha},
               {"max_sets", g.max_sets},
               {"on_inconclusive", g.inconclusive_fails ? "fail" : "warn"},
+              {"max_cv", g.max_cv},
               {"metrics", metrics}};
   if (!g.baseline.empty()) {
     out["baseline"] = g.baseline;
@@ -258,7 +259,16 @@ void parse_gate(Checker& c, const json& v, Scenario& s) {
     return;
   }
   GateConfig& g = s.gate;
-  c.keys(v, "gate", {"alpha", "max_sets", "on_inconclusive", "baseline", "metrics"});
+  c.keys(v, "gate", {"alpha", "max_sets", "on_inconclusive", "baseline", "metrics", "max_cv"});
+  if (v.contains("max_cv")) {
+    if (!v["max_cv"].is_number() || v["max_cv"].get<double>() <= 0 ||
+        v["max_cv"].get<double>() >= 1) {
+      c.problem("gate.max_cv", fmt::format("expected a fraction in (0, 1), e.g. 0.05, got {}",
+                                           Checker::describe(v["max_cv"])));
+    } else {
+      g.max_cv = v["max_cv"].get<double>();
+    }
+  }
   if (v.contains("alpha")) {
     if (!v["alpha"].is_number() || v["alpha"].get<double>() <= 0 ||
         v["alpha"].get<double>() >= 0.5) {
