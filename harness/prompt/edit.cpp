@@ -7,41 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "harness/prompt/words.h"
+
 namespace kvbench::prompt {
 
 namespace {
-
-struct Word {
-  std::size_t pos = 0;  // first letter
-  std::size_t len = 0;  // letters only: trailing punctuation and digits stay
-};
-
-bool is_letter(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0;
-}
-
-// The words of a text that start with a letter, each reduced to its leading letters.
-std::vector<Word> letter_words(const std::string& text) {
-  std::vector<Word> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] == ' ' || text[i] == '\n') {
-      ++i;
-      continue;
-    }
-    const std::size_t start = i;
-    while (i < text.size() && is_letter(text[i])) {
-      ++i;
-    }
-    if (i > start) {
-      out.push_back({start, i - start});
-    }
-    while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-      ++i;
-    }
-  }
-  return out;
-}
 
 // Substitutes for `word`: other first letter first, then nearest in length; capitalised like it.
 std::vector<std::string> candidates_for(std::string_view word) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "harness/prompt/edit.h"
+#include "harness/prompt/words.h"
 
 namespace kvbench::prompt {
 
@@ -13,40 +14,8 @@ namespace {
 
 constexpr long kNeighbourSteps = 12;
 
-struct Word {
-  std::size_t pos = 0;  // first letter
-  std::size_t len = 0;  // letters only
-};
-
-bool is_letter(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) != 0;
-}
-
 char lower(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
-
-// The words of a text that start with a letter, each reduced to its leading letters.
-std::vector<Word> letter_words(const std::string& text) {
-  std::vector<Word> out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] == ' ' || text[i] == '\n') {
-      ++i;
-      continue;
-    }
-    const std::size_t start = i;
-    while (i < text.size() && is_letter(text[i])) {
-      ++i;
-    }
-    if (i > start) {
-      out.push_back({start, i - start});
-    }
-    while (i < text.size() && text[i] != ' ' && text[i] != '\n') {
-      ++i;
-    }
-  }
-  return out;
 }
 
 bool same_word(std::string_view a, std::string_view b) {
