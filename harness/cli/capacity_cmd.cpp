@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/server_options.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/capacity.h"
@@ -16,10 +17,7 @@ namespace kvbench::cli {
 namespace {
 struct CapacityCliOptions {
   run::CapacityRequest request;
-  std::string results = "results";
-  std::string server_bin;
-  std::string models_dir;
-  bool quiet = false;
+  ServerCliOptions server;
 };
 
 void add_request_options(CLI::App* cmd, run::CapacityRequest& r) {
@@ -47,17 +45,9 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
       "Find the most conversations a managed llama-server serves at once with TTFT p90 under a "
       "limit (doubling, then bisection; one fresh server per level)");
   add_request_options(cmd, o->request);
-  cmd->add_option("--results", o->results, "Folder the capacity folder is created in")
-      ->capture_default_str();
-  cmd->add_option("--server-bin", o->server_bin, "llama-server executable");
-  cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
-  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  add_server_options(cmd, o->server, "Folder the capacity folder is created in", false);
   cmd->callback([o, &exit_code] {
-    run::RunOptions ro;
-    ro.results_root = o->results;
-    ro.server_binary = o->server_bin;
-    ro.models_dir = o->models_dir;
-    ro.progress = !o->quiet;
+    const run::RunOptions ro = to_run_options(o->server);
     process::install_signal_handlers();
     const auto result = run::run_capacity(o->request, ro);
     std::ostringstream md;

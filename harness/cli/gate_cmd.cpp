@@ -153,12 +153,7 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
                   "Baseline run folder (separate sessions; needs --history)");
   cmd->add_option("--candidate", o->candidate, "Candidate run folder (with --baseline)");
   cmd->add_option("--history", o->history, "History file (kvbench history add) to gate against");
-  cmd->add_option("--results", o->results, "Folder the run folder is created in")
-      ->capture_default_str();
-  cmd->add_option("--server-bin", o->server_bin, "llama-server executable (managed mode)");
-  cmd->add_option("--model", o->model, "Model: a GGUF path or synthetic:<preset>");
-  cmd->add_option("--url", o->url, "Attach to a running server at this URL instead");
-  cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
+  add_server_options(cmd, o->server, "Folder the run folder is created in");
   cmd->add_option("--margin", o->margins, "METRIC=FRACTION, e.g. decode_tps=0.05 (repeatable)");
   cmd->add_option("--alpha", o->alpha, "One-sided level of each test (default: the scenario's)");
   cmd->add_option("--on-inconclusive", o->on_inconclusive, "fail (exit 3) or warn (exit 0)")
@@ -166,15 +161,8 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--junit", o->junit, "JUnit XML path (default: RUN/gate.junit.xml)");
   cmd->add_option("--json", o->json, "JSON path (default: RUN/gate.json)");
   cmd->add_option("--markdown", o->markdown, "Markdown path (default: RUN/gate.md)");
-  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   cmd->callback([o, &exit_code] {
-    run::RunOptions ro;
-    ro.results_root = o->results;
-    ro.server_binary = o->server_bin;
-    ro.model = o->model;
-    ro.url = o->url;
-    ro.models_dir = o->models_dir;
-    ro.progress = !o->quiet;
+    const run::RunOptions ro = to_run_options(o->server);
     if (!o->baseline.empty() || !o->candidate.empty()) {
       if (o->baseline.empty() || o->candidate.empty() || o->history.empty()) {
         throw InputError(

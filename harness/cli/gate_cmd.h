@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/server_options.h"
 #include "harness/gate/output.h"
 #include "harness/scenario/gate_config.h"
 
@@ -17,18 +18,13 @@ struct GateCliOptions {
   std::string baseline;
   std::string candidate;
   std::string history;
-  std::string results = "results";
-  std::string server_bin;
-  std::string model;
-  std::string url;
-  std::string models_dir;
+  ServerCliOptions server;
   std::vector<std::string> margins;
   double alpha = 0.0;  // 0: the scenario's
   std::string on_inconclusive;
   std::string junit;
   std::string json;
   std::string markdown;
-  bool quiet = false;
 };
 
 // Applies --margin, --alpha and --on-inconclusive. Throws InputError naming a bad option.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/server_options.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/summary.h"
@@ -15,15 +16,10 @@ namespace kvbench::cli {
 namespace {
 struct RunCliOptions {
   std::string scenario;
-  std::string results = "results";
-  std::string server_bin;
-  std::string model;
-  std::string url;
-  std::string models_dir;
+  ServerCliOptions server;
   std::string resume;
   std::string extend;
   int sets = 1;
-  bool quiet = false;
 };
 }  // namespace
 
@@ -41,23 +37,9 @@ void setup_run_command(CLI::App& app, int& exit_code) {
   scenario_opt->excludes(resume_opt);
   scenario_opt->excludes(extend_opt);
   resume_opt->excludes(extend_opt);
-  cmd->add_option("--results", o->results, "Folder the run folder is created in")
-      ->capture_default_str();
-  cmd->add_option("--server-bin", o->server_bin,
-                  "llama-server or ollama executable (managed mode)");
-  cmd->add_option("--model", o->model,
-                  "Model: a GGUF path, synthetic:<preset>, or an Ollama model name");
-  cmd->add_option("--url", o->url, "Attach to a running server at this URL instead");
-  cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
-  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  add_server_options(cmd, o->server, "Folder the run folder is created in");
   cmd->callback([o, &exit_code] {
-    run::RunOptions ro;
-    ro.results_root = o->results;
-    ro.server_binary = o->server_bin;
-    ro.model = o->model;
-    ro.url = o->url;
-    ro.models_dir = o->models_dir;
-    ro.progress = !o->quiet;
+    const run::RunOptions ro = to_run_options(o->server);
     if (o->scenario.empty() && o->resume.empty() && o->extend.empty()) {
       throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
     }
