@@ -2,7 +2,7 @@
 # Sets up everything and runs the whole test suite: a warnings-as-errors build, the format check,
 # unit tests, and integration tests against a real llama-server with synthetic models; then the
 # unit tests again under ASan+UBSan (scripts/sanitize.sh) and each fuzz target for a bounded time
-# (scripts/fuzz.sh, KVBENCH_FUZZ_SECONDS each, 20 by default here). KVBENCH_SKIP_SANITIZE=1 or
+# (scripts/fuzz.sh, KVBENCH_FUZZ_SECONDS each, 10 by default here). KVBENCH_SKIP_SANITIZE=1 or
 # KVBENCH_SKIP_FUZZ=1 leaves those out. Extra arguments go to the main ctest run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,7 @@ if [ "${KVBENCH_SKIP_SANITIZE:-0}" != 1 ]; then
 fi
 if [ "${KVBENCH_SKIP_FUZZ:-0}" != 1 ]; then
   echo "test: fuzz targets (scripts/fuzz.sh)"
-  KVBENCH_FUZZ_SECONDS=${KVBENCH_FUZZ_SECONDS:-20} "$root/scripts/fuzz.sh"
+  KVBENCH_FUZZ_SECONDS=${KVBENCH_FUZZ_SECONDS:-10} "$root/scripts/fuzz.sh"
 fi
 echo "test: main suite: $main_summary"
 echo "test: PASSED (build, format, unit and integration tests, sanitizers, fuzzing)"
