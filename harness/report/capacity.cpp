@@ -6,31 +6,13 @@
 
 #include "harness/gguf/model_shape.h"
 #include "harness/kv/kv_arith.h"
+#include "harness/report/memory.h"
 
 namespace kvbench::report {
 
 using nlohmann::json;
 
 namespace {
-
-std::optional<gguf::ModelShape> shape_of(const json& capacity) {
-  if (!capacity.contains("model") || !capacity["model"].contains("shape")) {
-    return std::nullopt;
-  }
-  const json& s = capacity["model"]["shape"];
-  gguf::ModelShape shape;
-  shape.n_layer = s.value("n_layer", 0U);
-  shape.n_head_kv = s.value("n_head_kv", 0U);
-  shape.head_dim_k = s.value("head_dim_k", 0U);
-  shape.head_dim_v = s.value("head_dim_v", 0U);
-  if (s.contains("n_head_kv_layers")) {
-    shape.n_head_kv_layers = s["n_head_kv_layers"].get<std::vector<std::uint32_t>>();
-  }
-  if (shape.n_layer == 0 || shape.n_head_kv == 0 || shape.head_dim_k == 0) {
-    return std::nullopt;
-  }
-  return shape;
-}
 
 std::string mib(double bytes) {
   return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0));
@@ -90,7 +72,7 @@ std::string measured_sentence(const json& c, int level) {
 }  // namespace
 
 std::optional<std::uint64_t> capacity_kv_bytes(const json& capacity, int conversations) {
-  const auto shape = shape_of(capacity);
+  const auto shape = shape_from_run(capacity);  // capacity.json has run.json's "model"
   if (!shape || conversations < 1) {
     return std::nullopt;
   }

@@ -163,21 +163,8 @@ TEST(EndToEnd, AttachedModeMeasuresARunningServer) {
   const auto synth =
       run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
-  process::SpawnSpec spec;
   const int port = 18000 + static_cast<int>(::getpid() % 2000);
-  spec.argv = {llama_server_path(),
-               "-m",
-               (dir / "tiny.gguf").string(),
-               "-c",
-               "1024",
-               "-np",
-               "1",
-               "--host",
-               "127.0.0.1",
-               "--port",
-               std::to_string(port)};
-  spec.log_path = dir / "server.log";
-  auto server = process::ChildProcess::spawn(spec);
+  auto server = serve_by_hand(dir / "tiny.gguf", port, dir / "server.log");
   const std::string scenario = write_file(dir, "s.json",
                                           R"({"name": "att",
     "server": {"url": "http://127.0.0.1:)" + std::to_string(port) +

@@ -95,4 +95,16 @@ std::vector<int> processes_with(const std::string& needle) {
   return pids;
 }
 
+process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port,
+                                    const std::filesystem::path& log, int threads) {
+  process::SpawnSpec spec;
+  spec.argv = {llama_server_path(), "-m", model.string(), "-c", "1024", "-np", "1"};
+  if (threads > 0) {
+    spec.argv.insert(spec.argv.end(), {"-t", std::to_string(threads)});
+  }
+  spec.argv.insert(spec.argv.end(), {"--host", "127.0.0.1", "--port", std::to_string(port)});
+  spec.log_path = log;
+  return process::ChildProcess::spawn(spec);
+}
+
 }  // namespace kvbench::itest

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/process/child.h"
 #include "harness/process/run_capture.h"
 
 namespace kvbench::itest {
@@ -39,6 +40,11 @@ std::filesystem::path only_run_dir(const std::filesystem::path& results);
 
 nlohmann::json read_json(const std::filesystem::path& path);
 std::vector<CallRecord> read_calls(const std::filesystem::path& run_dir);
+
+// A llama-server started by hand (as a user would) on 127.0.0.1:`port`, serving `model` with a
+// 1024-token window and one slot; `threads` > 0 adds -t. Its log goes to `log`.
+process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port,
+                                    const std::filesystem::path& log, int threads = 0);
 
 // Process ids of live processes whose command line contains `needle`.
 std::vector<int> processes_with(const std::string& needle);

@@ -133,26 +133,6 @@ TEST(Variants, ExtendAddsOneAbbaSetWithUniqueSeqsAndNonces) {
   EXPECT_EQ(nonces.size(), calls.size());
 }
 
-// A llama-server started by hand on `port`, serving `model` with a 1024-token window.
-process::ChildProcess serve(const fs::path& model, int port, const fs::path& log) {
-  process::SpawnSpec spec;
-  spec.argv = {llama_server_path(),
-               "-m",
-               model.string(),
-               "-c",
-               "1024",
-               "-np",
-               "1",
-               "-t",
-               "1",
-               "--host",
-               "127.0.0.1",
-               "--port",
-               std::to_string(port)};
-  spec.log_path = log;
-  return process::ChildProcess::spawn(spec);
-}
-
 TEST(Variants, AttachedVariantsAtTheirOwnUrls) {
   const fs::path dir = fresh_dir("variants-attached");
   const auto synth =
@@ -160,8 +140,8 @@ TEST(Variants, AttachedVariantsAtTheirOwnUrls) {
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   const int port_a = 20000 + static_cast<int>(::getpid() % 2000);
   const int port_b = port_a + 2000;
-  auto a = serve(dir / "tiny.gguf", port_a, dir / "a.log");
-  auto b = serve(dir / "tiny.gguf", port_b, dir / "b.log");
+  auto a = serve_by_hand(dir / "tiny.gguf", port_a, dir / "a.log", 1);
+  auto b = serve_by_hand(dir / "tiny.gguf", port_b, dir / "b.log", 1);
   const auto url = [](int port) { return "http://127.0.0.1:" + std::to_string(port); };
   const std::string scenario =
       write_file(dir, "s.json",
