@@ -320,12 +320,27 @@ std::string overall_verdict(const std::vector<PositionSummary>& rows) {
 
 std::vector<TrapSummary> summarize_trap(const std::vector<CallRecord>& calls) {
   std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_length;
+  std::vector<const CallRecord*> order;
   for (const auto& r : calls) {
-    if (r.kind != "timed" || r.pair_id || !r.ok() || !r.client.ttft_ms) {
+    order.push_back(&r);
+  }
+  std::sort(order.begin(), order.end(),
+            [](const auto* a, const auto* b) { return a->seq < b->seq; });
+  std::map<int, const CallRecord*> previous;  // per block: the call before, any kind
+  for (const auto* r : order) {
+    const CallRecord* before = previous[r->block];
+    previous[r->block] = r;
+    if (r->kind != "timed" || r->pair_id || !r->ok() || !r->client.ttft_ms) {
       continue;
     }
-    auto& [hits, cold] = by_length[r.prompt_tokens];
-    (has_flag(r, "prompt_cache_hit") ? hits : cold).push_back(*r.client.ttft_ms);
+    // A server that reports reuse (llama-server's cache_n) says so in the flag. One that does not
+    // (Ollama) held the same prompt in its one slot when the call just before sent it as well.
+    const bool hit = r->server.cache_n ? has_flag(*r, "prompt_cache_hit")
+                                       : before != nullptr && before->ok() && !r->nonce.empty() &&
+                                             before->nonce == r->nonce &&
+                                             before->prompt_tokens == r->prompt_tokens;
+    auto& [hits, cold] = by_length[r->prompt_tokens];
+    (hit ? hits : cold).push_back(*r->client.ttft_ms);
   }
   std::vector<TrapSummary> out;
   for (const auto& [tokens, v] : by_length) {

@@ -161,6 +161,7 @@ TEST(Prefix, TrapComparesCacheHitsWithColdReadsOfTheSameLength) {
     r.kind = "timed";
     r.prompt_tokens = 512;
     r.client.ttft_ms = i == 0 ? 800.0 : 20.0 + i;
+    r.server.cache_n = i == 0 ? 1 : 511;
     if (i > 0) {
       r.flags = {"prompt_cache_hit"};
     }
@@ -178,6 +179,30 @@ TEST(Prefix, TrapComparesCacheHitsWithColdReadsOfTheSameLength) {
                                    "prompt from the cache"));
   EXPECT_THAT(out.str(), HasSubstr("looks 36.4x faster"));
   EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("## Prefix reuse")));
+}
+
+// Ollama reports no reuse: a call whose prompt the call just before it (warm-up included) sent
+// too found it in the server's one slot; a different prompt in between makes the next one cold.
+TEST(Prefix, TrapWithoutReuseCountsFollowsTheCallBefore) {
+  std::vector<CallRecord> calls;
+  const std::vector<int> tokens = {1130, 1130, 1130, 64, 1130, 1130};
+  const std::vector<double> ttft = {2500, 40, 44, 90, 2600, 42};
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    CallRecord r;
+    r.seq = static_cast<int>(i);
+    r.kind = i == 0 ? "warmup" : "timed";
+    r.prompt_tokens = tokens[i];
+    r.nonce = "kvbench prompt of " + std::to_string(tokens[i]) + " tokens";
+    r.client.ttft_ms = ttft[i];
+    calls.push_back(r);
+  }
+  const auto trap = summarize_trap(calls);
+  ASSERT_EQ(trap.size(), 1U);
+  EXPECT_EQ(trap[0].prompt_tokens, 1130);
+  EXPECT_EQ(trap[0].hits, 3);  // seq 1, 2 and 5
+  EXPECT_EQ(trap[0].cold, 1);  // seq 4, after the 64-token call (the warm-up is not timed)
+  EXPECT_DOUBLE_EQ(*trap[0].hit_ttft_ms, 42.0);
+  EXPECT_DOUBLE_EQ(*trap[0].cold_ttft_ms, 2600.0);
 }
 
 TEST(Prefix, NothingToSayForAPlainRun) {
