@@ -84,6 +84,30 @@ LabOutcome evaluate_context_window(const run::LoadedRun& run) {
   return out;
 }
 
+// Ollama logs no KV buffer, but the /api/ps sizes of one model loaded at one num_ctx with f16 and
+// with q8_0 differ by exactly the KV bytes q8_0 saves. Nothing unless both were measured.
+std::optional<double> api_ps_saving(const nlohmann::json& run, int num_ctx) {
+  std::optional<double> f16;
+  std::optional<double> q8;
+  for (const auto& b : run.value("blocks", nlohmann::json::array())) {
+    const auto mem = b.value("memory", nlohmann::json::object());
+    if (b.value("num_ctx", 0) != num_ctx || !mem.contains("size_bytes") ||
+        !mem["size_bytes"].is_number()) {
+      continue;
+    }
+    const auto type = b.value("cache_type", std::string{});
+    if (type == "f16") {
+      f16 = mem["size_bytes"].get<double>();
+    } else if (type == "q8_0") {
+      q8 = mem["size_bytes"].get<double>();
+    }
+  }
+  if (!f16 || !q8) {
+    return std::nullopt;
+  }
+  return *f16 - *q8;
+}
+
 LabOutcome evaluate_cache_type(const run::LoadedRun& run) {
   LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
   const auto mem = report::analyze_memory(run.run);
@@ -106,6 +130,24 @@ LabOutcome evaluate_cache_type(const run::LoadedRun& run) {
             fmt::format("{:.3f} at num_ctx {}", *c.kv_logged_ratio, c.num_ctx);
         out.numbers["kv_ratio"] = *c.kv_logged_ratio;
       }
+    }
+  }
+  const auto per_token_kv = run.run.value("model", nlohmann::json::object())
+                                .value("kv_bytes_per_token", nlohmann::json::object());
+  const auto ctx = run.run.value("scenario", nlohmann::json::object())
+                       .value("factors", nlohmann::json::object())
+                       .value("num_ctx", std::vector<int>{});
+  if ((!in.measured || !in.expected) && ctx.size() == 1 && per_token_kv.contains("f16") &&
+      per_token_kv.contains("q8_0")) {
+    if (const auto saving = api_ps_saving(run.run, ctx.front())) {
+      const double expected =
+          (per_token_kv["f16"].get<double>() - per_token_kv["q8_0"].get<double>()) * ctx.front();
+      in = {saving, std::nullopt, expected, kLoggedTolerance,
+            "bytes q8_0 saves by the /api/ps size difference (no KV buffer reported)"};
+      out.measured["kv_ratio"] = fmt::format(
+          "{:.0f} B saved by q8_0 at num_ctx {} (/api/ps size difference; arithmetic {:.0f} B)",
+          *saving, ctx.front(), expected);
+      out.numbers["kv_saving_bytes"] = *saving;
     }
   }
   add_check(out, "cache_ratio", check_relative(in));
