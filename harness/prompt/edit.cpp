@@ -23,11 +23,7 @@ std::vector<std::string> candidates_for(std::string_view word) {
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
-  if (std::isupper(static_cast<unsigned char>(word[0])) != 0) {
-    for (auto& c : out) {
-      c[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(c[0])));
-    }
-  }
+  capitalise_like(word, out);
   return out;
 }
 

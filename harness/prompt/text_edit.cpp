@@ -34,11 +34,7 @@ std::vector<std::string> same_shape_substitutes(std::string_view word) {
   std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
     return (a[0] == lower(word[0]) ? 1 : 0) < (b[0] == lower(word[0]) ? 1 : 0);
   });
-  if (std::isupper(static_cast<unsigned char>(word[0])) != 0) {
-    for (auto& w : out) {
-      w[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(w[0])));
-    }
-  }
+  capitalise_like(word, out);
   return out;
 }
 

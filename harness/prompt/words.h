@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvbench::prompt {
@@ -15,6 +16,9 @@ struct Word {
 
 // Whether `c` is an ASCII letter.
 bool is_letter(char c);
+
+// Gives every word of `words` an upper-case first letter when `like` starts with one.
+void capitalise_like(std::string_view like, std::vector<std::string>& words);
 
 // Every space- or newline-separated word of `text` that starts with a letter, in order.
 std::vector<Word> letter_words(const std::string& text);

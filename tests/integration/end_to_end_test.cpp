@@ -170,15 +170,7 @@ TEST(EndToEnd, AttachedModeMeasuresARunningServer) {
     "server": {"url": "http://127.0.0.1:)" + std::to_string(port) +
                                               R"("},
     "factors": {"prompt_tokens": [100, 300], "num_ctx": 1024}, "repeats": 2, "max_tokens": 4})");
-  KvbenchResult r;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // wait for the server to load
-    r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
-    if (r.exit_code == 0) {
-      break;
-    }
-    fs::remove_all(dir / "runs");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const KvbenchResult r = run_when_ready(scenario, dir / "runs");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,19 @@ process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port
   spec.argv.insert(spec.argv.end(), {"--host", "127.0.0.1", "--port", std::to_string(port)});
   spec.log_path = log;
   return process::ChildProcess::spawn(spec);
+}
+
+KvbenchResult run_when_ready(const std::string& scenario, const std::filesystem::path& results) {
+  KvbenchResult r;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    r = run_kvbench({"run", scenario, "--results", results.string(), "-q"});
+    if (r.exit_code == 0) {
+      break;
+    }
+    std::filesystem::remove_all(results);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return r;
 }
 
 }  // namespace kvbench::itest

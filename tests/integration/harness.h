@@ -46,6 +46,10 @@ std::vector<CallRecord> read_calls(const std::filesystem::path& run_dir);
 process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port,
                                     const std::filesystem::path& log, int threads = 0);
 
+// Runs `kvbench run scenario --results results -q` until it succeeds (servers started by hand
+// may still be loading), at most 50 times 200 ms apart; the last result either way.
+KvbenchResult run_when_ready(const std::string& scenario, const std::filesystem::path& results);
+
 // Process ids of live processes whose command line contains `needle`.
 std::vector<int> processes_with(const std::string& needle);
 

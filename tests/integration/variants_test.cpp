@@ -149,15 +149,7 @@ TEST(Variants, AttachedVariantsAtTheirOwnUrls) {
                      R"("}, "factors": {"prompt_tokens": [64], "num_ctx": 1024}, "repeats": 1,
           "max_tokens": 4, "variants": [{"name": "a"}, {"name": "b", "server": {"url": ")" +
                      url(port_b) + R"("}}]})");
-  KvbenchResult r;
-  for (int attempt = 0; attempt < 50; ++attempt) {  // wait for both servers to load
-    r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
-    if (r.exit_code == 0) {
-      break;
-    }
-    fs::remove_all(dir / "runs");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const KvbenchResult r = run_when_ready(scenario, dir / "runs");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = read_json(only_run_dir(dir / "runs") / "run.json");
   ASSERT_EQ(run["blocks"].size(), 4U);
