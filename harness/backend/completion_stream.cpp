@@ -45,6 +45,7 @@ CallResult CompletionStream::finish(const http::Result& res) {
   CallResult r = std::move(result_);
   r.trace.sent = res.started;
   r.trace.first_byte = res.first_byte;
+  r.trace.request_out = res.request_out;
   r.trace.done = res.finished;
   if (res.http_status != 0) {
     r.http_status = res.http_status;

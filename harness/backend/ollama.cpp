@@ -122,6 +122,7 @@ CallResult OllamaBackend::complete(const CompletionSpec& spec) {
   r.server = decoder.server();
   r.trace.sent = res.started;
   r.trace.first_byte = res.first_byte;
+  r.trace.request_out = res.request_out;
   r.trace.done = res.finished;
   if (res.http_status != 0) {
     r.http_status = res.http_status;

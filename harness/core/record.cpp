@@ -30,6 +30,9 @@ ClientTiming derive_timing(const CallTrace& trace) {
   if (trace.first_byte.count() != 0) {
     t.first_byte_ms = ms_between(trace.sent, trace.first_byte);
   }
+  if (trace.request_out.count() != 0) {
+    t.request_out_ms = ms_between(trace.sent, trace.request_out);
+  }
   if (trace.done.count() != 0) {
     t.e2e_ms = ms_between(trace.sent, trace.done);
   }
@@ -53,6 +56,7 @@ nlohmann::json to_json(const CallRecord& r) {
   nlohmann::json client = {{"tokens", r.client.tokens}, {"token_ms", r.client.token_ms}};
   put(client, "ttft_ms", r.client.ttft_ms);
   put(client, "first_byte_ms", r.client.first_byte_ms);
+  put(client, "request_out_ms", r.client.request_out_ms);
   put(client, "e2e_ms", r.client.e2e_ms);
   put(client, "decode_tps", r.client.decode_tps);
   nlohmann::json server = {{"raw", r.server.raw}};
@@ -141,6 +145,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
     r.client.token_ms = c.value("token_ms", std::vector<double>{});
     r.client.ttft_ms = get<double>(c, "ttft_ms");
     r.client.first_byte_ms = get<double>(c, "first_byte_ms");
+    r.client.request_out_ms = get<double>(c, "request_out_ms");
     r.client.e2e_ms = get<double>(c, "e2e_ms");
     r.client.decode_tps = get<double>(c, "decode_tps");
   }

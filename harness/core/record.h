@@ -18,6 +18,7 @@ inline constexpr int kRecordVersion = 1;
 // Raw client-side observations of one streamed call, all on the one steady clock.
 struct CallTrace {
   Nanos sent{0};        // request handed to the network
+  Nanos request_out{0};  // connection ready, request about to be written (0: never got there)
   Nanos first_byte{0};  // first body byte arrived (0: none)
   Nanos done{0};        // transfer finished
   // Arrival time of every streamed event that carried generated tokens, and how many it carried.
@@ -29,6 +30,9 @@ struct CallTrace {
 struct ClientTiming {
   std::optional<double> ttft_ms;        // sent -> first token
   std::optional<double> first_byte_ms;  // sent -> first byte
+  // sent -> request written: the connect (none on a reused connection) and the client's own
+  // share of the TTFT
+  std::optional<double> request_out_ms;
   std::optional<double> e2e_ms;         // sent -> done
   std::optional<double> decode_tps;     // (tokens after the first) / (last - first token time)
   int tokens = 0;                       // generated tokens seen in the stream

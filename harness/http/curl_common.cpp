@@ -110,6 +110,14 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 
 namespace {
 
+// CURLOPT_PREREQFUNCTION: the connection is ready and the request is about to be written.
+int on_request_out(void* user, char* /*primary_ip*/, char* /*local_ip*/, int /*primary_port*/,
+                   int /*local_port*/) {
+  auto& state = *static_cast<CallState*>(user);
+  state.result->request_out = state.clock->now();
+  return CURL_PREREQFUNC_OK;
+}
+
 // A failure before the request went out means no usable connection was made; after it, the
 // response was late (timeout) or broken (stream_error).
 Outcome classify(CURLcode code, long status, bool sink_stopped, bool request_sent) {
@@ -171,6 +179,8 @@ void set_options(CURL* easy, char* error_buffer, const Request& req, const curl_
   set_option(easy, CURLOPT_HTTPHEADER, headers);
   set_option(easy, CURLOPT_WRITEFUNCTION, static_cast<curl_write_callback>(&on_body));
   set_option(easy, CURLOPT_WRITEDATA, static_cast<void*>(&state));
+  set_option(easy, CURLOPT_PREREQFUNCTION, static_cast<curl_prereq_callback>(&on_request_out));
+  set_option(easy, CURLOPT_PREREQDATA, static_cast<void*>(&state));
   set_method(easy, req);
 }
 

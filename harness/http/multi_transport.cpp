@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <string>
 #include <utility>
+
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "harness/http/curl_common.h"
 
@@ -26,19 +30,117 @@ void check(CURLMcode code, const char* what) {
   }
 }
 
+template <typename Value>
+void set_multi_option(CURLM* multi, CURLMoption option, Value value) {
+  check(curl_multi_setopt(multi, option, value), "setopt");
+}
+
 }  // namespace
 
+// The CURLM handle driven through libcurl's socket interface: libcurl names the sockets it waits
+// on and the timeout it needs; an epoll set watches exactly those, so one wake-up costs the
+// sockets that are ready, not every call in flight.
 class MultiTransport::Multi {
  public:
-  Multi() : handle_(curl_multi_init()) {
+  explicit Multi(const Clock& clock) : clock_(clock), handle_(curl_multi_init()) {
     if (!handle_) {
       throw Error("libcurl could not create a multi handle");
     }
+    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_ < 0) {
+      throw Error("epoll_create1 failed");
+    }
+    set_multi_option(get(), CURLMOPT_SOCKETFUNCTION, &Multi::on_socket);
+    set_multi_option(get(), CURLMOPT_SOCKETDATA, static_cast<void*>(this));
+    set_multi_option(get(), CURLMOPT_TIMERFUNCTION, &Multi::on_timer);
+    set_multi_option(get(), CURLMOPT_TIMERDATA, static_cast<void*>(this));
   }
+  ~Multi() {
+    handle_.reset();  // libcurl reports its sockets removed while they are still ours
+    ::close(epoll_);
+  }
+  Multi(const Multi&) = delete;
+  Multi& operator=(const Multi&) = delete;
+
   CURLM* get() const { return handle_.get(); }
 
+  // Runs libcurl for every ready socket, waiting at most `max_wait` (less when libcurl's own
+  // timer is due sooner), then for the timer when it is due.
+  void wait_and_act(std::chrono::milliseconds max_wait) {
+    int wait_ms = static_cast<int>(max_wait.count());
+    if (timer_armed_) {
+      const auto until = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::ceil<std::chrono::milliseconds>(timer_due_ - clock_.now()));
+      wait_ms = std::clamp(static_cast<int>(until.count()), 0, wait_ms);
+    }
+    const int ready = ::epoll_wait(epoll_, events_.data(), static_cast<int>(events_.size()), wait_ms);
+    if (ready < 0 && errno != EINTR) {
+      throw Error("epoll_wait failed");
+    }
+    for (int i = 0; i < ready; ++i) {
+      const epoll_event& ev = events_[static_cast<std::size_t>(i)];
+      int mask = 0;
+      mask |= (ev.events & EPOLLIN) != 0 ? CURL_CSELECT_IN : 0;
+      mask |= (ev.events & EPOLLOUT) != 0 ? CURL_CSELECT_OUT : 0;
+      mask |= (ev.events & (EPOLLERR | EPOLLHUP)) != 0 ? CURL_CSELECT_ERR : 0;
+      act(static_cast<curl_socket_t>(ev.data.fd), mask);
+    }
+    act_on_timer();
+  }
+
+  // Runs libcurl's timeout action when its timer is due (a new call is due at once).
+  void act_on_timer() {
+    if (timer_armed_ && clock_.now() >= timer_due_) {
+      timer_armed_ = false;
+      act(CURL_SOCKET_TIMEOUT, 0);
+    }
+  }
+
  private:
+  void act(curl_socket_t socket, int mask) {
+    int running = 0;
+    check(curl_multi_socket_action(get(), socket, mask, &running), "socket action");
+  }
+
+  static int on_socket(CURL* /*easy*/, curl_socket_t socket, int what, void* self_ptr,
+                       void* socket_ptr) {
+    auto& self = *static_cast<Multi*>(self_ptr);
+    if (what == CURL_POLL_REMOVE) {
+      ::epoll_ctl(self.epoll_, EPOLL_CTL_DEL, socket, nullptr);  // it may be closed already
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = (what == CURL_POLL_IN || what == CURL_POLL_INOUT ? EPOLLIN : 0U) |
+                (what == CURL_POLL_OUT || what == CURL_POLL_INOUT ? EPOLLOUT : 0U);
+    ev.data.fd = socket;
+    const bool known = socket_ptr != nullptr;
+    if (::epoll_ctl(self.epoll_, known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, socket, &ev) != 0) {
+      // libcurl may hand a socket number back after closing it: add or modify, whichever holds.
+      if (::epoll_ctl(self.epoll_, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, socket, &ev) != 0) {
+        return -1;
+      }
+    }
+    if (!known) {
+      curl_multi_assign(self.get(), socket, &self);
+    }
+    return 0;
+  }
+
+  static int on_timer(CURLM* /*multi*/, long timeout_ms, void* self_ptr) {
+    auto& self = *static_cast<Multi*>(self_ptr);
+    self.timer_armed_ = timeout_ms >= 0;
+    if (self.timer_armed_) {
+      self.timer_due_ = self.clock_.now() + std::chrono::milliseconds(timeout_ms);
+    }
+    return 0;
+  }
+
+  const Clock& clock_;
   MultiPtr handle_;
+  int epoll_ = -1;
+  bool timer_armed_ = false;
+  Nanos timer_due_{0};
+  std::array<epoll_event, 256> events_{};
 };
 
 // One call: its easy handle (kept for reuse), the request it owns (libcurl points into its body),
@@ -61,7 +163,7 @@ struct MultiTransport::Transfer {
 
 MultiTransport::MultiTransport(const Clock& clock) : clock_(clock) {
   curl_detail::init_curl_once();
-  multi_ = std::make_unique<Multi>();
+  multi_ = std::make_unique<Multi>(clock_);
 }
 
 MultiTransport::~MultiTransport() {
@@ -90,30 +192,33 @@ void MultiTransport::start(Request req, ChunkSink sink, Done done) {
   t->headers = curl_detail::build_headers(t->request);
   curl_detail::set_options(t->easy.get(), t->error_buffer.data(), t->request, t->headers.get(),
                            t->state);
+  curl_detail::set_option(t->easy.get(), CURLOPT_PRIVATE, static_cast<void*>(t.get()));
   t->error_buffer[0] = '\0';
   t->result.started = clock_.now();
   check(curl_multi_add_handle(multi_->get(), t->easy.get()), "add");
   busy_.push_back(std::move(t));
   ++active_;
+  // Send it now rather than after whatever else this wake-up has to do (other calls ending and
+  // starting), which would otherwise count in this call's TTFT. Calls this ends are read later.
+  multi_->act_on_timer();
   started_in_callback_ = true;
 }
 
 std::size_t MultiTransport::poll(std::chrono::milliseconds max_wait) {
-  perform_and_finish();
+  act_and_finish();
   if (active_ == 0) {
     return 0;
   }
-  check(curl_multi_poll(multi_->get(), nullptr, 0, static_cast<int>(max_wait.count()), nullptr),
-        "poll");
-  perform_and_finish();
+  multi_->wait_and_act(max_wait);
+  finish_ended();
+  act_and_finish();
   return active_;
 }
 
-void MultiTransport::perform_and_finish() {
+void MultiTransport::act_and_finish() {
   do {
     started_in_callback_ = false;
-    int running = 0;
-    check(curl_multi_perform(multi_->get(), &running), "perform");
+    multi_->act_on_timer();
     finish_ended();
   } while (started_in_callback_);  // a Done callback started a call: send it now
 }
@@ -127,13 +232,15 @@ void MultiTransport::finish_ended() {
     CURL* easy = msg->easy_handle;
     const CURLcode code = msg->data.result;
     const Nanos finished = clock_.now();
+    Transfer* owner = curl_detail::get_info<Transfer*>(easy, CURLINFO_PRIVATE);
     auto it = std::find_if(busy_.begin(), busy_.end(),
-                           [&](const auto& t) { return t->easy.get() == easy; });
+                           [&](const auto& t) { return t.get() == owner; });
     if (it == busy_.end()) {
       continue;
     }
     std::unique_ptr<Transfer> t = std::move(*it);
-    busy_.erase(it);
+    *it = std::move(busy_.back());
+    busy_.pop_back();
     curl_multi_remove_handle(multi_->get(), easy);
     --active_;
     t->result.finished = finished;

@@ -27,8 +27,9 @@ class MultiTransport {
   MultiTransport(const MultiTransport&) = delete;
   MultiTransport& operator=(const MultiTransport&) = delete;
 
-  // Queues `req` now (Result::started is stamped here); the request goes out in the next
-  // poll(). A 2xx body reaches `sink` chunk by chunk; an error body is collected as in
+  // Starts `req` now (Result::started is stamped here): libcurl connects (or takes an open
+  // connection) and writes the request before start() returns, as far as the socket allows; the
+  // rest happens in poll(). Must not be called from a sink. A 2xx body reaches `sink` chunk by chunk; an error body is collected as in
   // CurlTransport. Returning false from the sink aborts that call only.
   void start(Request req, ChunkSink sink, Done done);
 
@@ -42,8 +43,8 @@ class MultiTransport {
 
  private:
   struct Transfer;
-  class Multi;  // the CURLM handle, kept out of this header
-  void perform_and_finish();
+  class Multi;  // the CURLM handle and its epoll set, kept out of this header
+  void act_and_finish();
   void finish_ended();
 
   const Clock& clock_;

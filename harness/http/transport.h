@@ -58,6 +58,10 @@ struct Result {
   // (see error_message_from_body), or why the sink stopped the call.
   std::string error;
   Nanos started{0};     // Clock time just before the request was handed to the network
+  // Clock time the connection was ready and the request was about to be written (libcurl's
+  // pre-request callback: after the connect or the reuse of an open connection); 0 if the call
+  // never got that far. request_out - started is the client's and the connect's share of a TTFT.
+  Nanos request_out{0};
   Nanos first_byte{0};  // Clock time the first body byte arrived; 0 if none arrived
   Nanos finished{0};    // Clock time the call returned
   // fetch(): the whole body. stream(): only the body of an http_error response.

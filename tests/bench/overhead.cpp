@@ -14,6 +14,10 @@
 //
 //   overhead_bench --stub PATH [--streams 1,64,512] [--calls N] [--first-ms 20] [--token-ms 5]
 //                  [--tokens 16] [--curl-calls 50] [--python PATH|none] [--json FILE] [--check]
+//                  [--max-rate 20000] [--no-warmup]
+// --max-rate caps the tokens per second of all streams together (each stream's interval grows at
+// high stream counts; 0: no cap). Unless --no-warmup, each stream's first call, which opens its
+// connection, is not measured (curl opens one per call and measures after it).
 
 #include <algorithm>
 #include <chrono>
@@ -57,7 +61,19 @@ struct Options {
   std::string python = "scripts/stream_client.py";
   std::string json_out;
   bool check = false;
+  double max_rate = 20000;  // tokens per second over all streams; 0: no cap
+  bool warmup = true;
 };
+
+// A stream's token interval at `streams` streams: --token-ms, or longer when the streams together
+// would send more than --max-rate tokens a second. The stub and the client share the machine, so
+// without a cap the highest stream counts measure the machine's saturation, not the client.
+double level_token_ms(const Options& o, int streams) {
+  if (o.max_rate <= 0) {
+    return o.token_ms;
+  }
+  return std::max(o.token_ms, 1000.0 * streams / o.max_rate);
+}
 
 // One call as a client saw it: send stamp and token arrival stamps (ns, CLOCK_MONOTONIC), or for
 // curl only the TTFT it measured itself.
@@ -65,7 +81,8 @@ struct Seen {
   std::int64_t sent_ns = 0;
   std::vector<std::int64_t> arrivals_ns;
   double curl_ttft_ms = -1;
-  std::int64_t connected_ns = 0;  // kvbench: the request about to go out (after the connect)
+  std::int64_t connected_ns = 0;  // kvbench: the request about to go out (Result::request_out)
+  long connects = 0;              // kvbench: connections this call opened
 };
 
 // What the stub logged for one request.
@@ -141,27 +158,51 @@ std::int64_t to_ns(Nanos t) {
   return t.count();
 }
 
-// kvbench's client: `streams` calls in flight on one thread until `calls` are done.
-std::map<int, Seen> run_kvbench(const std::string& url, int streams, int calls) {
+// The stub URL of call `id`, with the level's token interval.
+std::string call_url(const std::string& url, int id, double token_ms) {
+  return fmt::format("{}?id={}&token_ms={}", url, id, token_ms);
+}
+
+// Ids of warm-up calls: outside every level's measured range, so compare() never reads them.
+constexpr int kWarmupIds = 1'000'000;
+
+// kvbench's client: `streams` calls in flight on one thread until `calls` are done. With
+// `warmup`, each stream first makes one call that is not measured, which opens the connections
+// that the measured calls then reuse (libcurl keeps them in the multi handle).
+std::map<int, Seen> run_kvbench(const std::string& url, int streams, int calls, double token_ms,
+                                bool warmup) {
   kvbench::SteadyClock clock;
   kvbench::http::MultiTransport multi(clock);
   std::map<int, Seen> seen;
   int next = 0;
+  const auto request = [&](int id) {
+    kvbench::http::Request req;
+    req.url = call_url(url, id, token_ms);
+    req.body = R"({"prompt":"x","stream":true})";
+    req.timeout = std::chrono::milliseconds(600000);
+    return req;
+  };
+  if (warmup) {
+    for (int i = 0; i < streams; ++i) {
+      multi.start(
+          request(kWarmupIds + i), [](std::string_view, Nanos) { return true; },
+          [](const kvbench::http::Result&) {});
+    }
+    while (multi.poll(std::chrono::milliseconds(100)) > 0) {
+    }
+  }
   std::function<void()> launch = [&] {
     const int id = next++;
     auto stream = std::make_shared<kvbench::backend::CompletionStream>();
-    kvbench::http::Request req;
-    req.url = fmt::format("{}?id={}", url, id);
-    req.body = R"({"prompt":"x","stream":true})";
-    req.timeout = std::chrono::milliseconds(600000);
     multi.start(
-        req, [stream](std::string_view c, Nanos at) { return stream->feed(c, at); },
+        request(id), [stream](std::string_view c, Nanos at) { return stream->feed(c, at); },
         [&, id, stream](kvbench::http::Result res) {
           const auto call = stream->finish(res);
           Seen s;
           if (call.outcome == "ok") {
             s.sent_ns = to_ns(call.trace.sent);
-            s.connected_ns = s.sent_ns + res.times.pretransfer_us * 1000;
+            s.connected_ns = to_ns(res.request_out);
+            s.connects = res.connections_opened;
             for (const auto t : call.trace.token_arrivals) {
               s.arrivals_ns.push_back(to_ns(t));
             }
@@ -191,13 +232,13 @@ std::string run_capture(const std::string& cmd) {
 }
 
 // curl, one call at a time: TTFT as curl measures it (first byte after the request went out).
-std::map<int, Seen> run_curl(const std::string& url, int calls) {
+std::map<int, Seen> run_curl(const std::string& url, int calls, double token_ms) {
   std::map<int, Seen> seen;
   for (int id = 0; id < calls; ++id) {
     const std::string out = run_capture(fmt::format(
         "curl -s -o /dev/null --noproxy '*' -X POST -H 'Content-Type: application/json' "
-        "-d '{{\"prompt\":\"x\"}}' -w '%{{time_pretransfer}} %{{time_starttransfer}}' '{}?id={}'",
-        url, id));
+        "-d '{{\"prompt\":\"x\"}}' -w '%{{time_pretransfer}} %{{time_starttransfer}}' '{}'",
+        call_url(url, id, token_ms)));
     double pre = 0;
     double start = 0;
     if (std::istringstream(out) >> pre >> start) {
@@ -208,11 +249,11 @@ std::map<int, Seen> run_curl(const std::string& url, int calls) {
 }
 
 std::map<int, Seen> run_python(const Options& o, const std::string& url, int streams, int calls,
-                               const fs::path& dir) {
+                               double token_ms, const fs::path& dir) {
   std::map<int, Seen> seen;
   const fs::path out = dir / "python.jsonl";
-  run_capture(fmt::format("/usr/bin/python3 {} {} {} {} {} 2>&1", o.python, url, streams, calls,
-                          out.string()));
+  run_capture(fmt::format("/usr/bin/python3 {} '{}?token_ms={}' {} {} {} {} 2>&1", o.python, url,
+                          token_ms, streams, calls, out.string(), o.warmup ? kWarmupIds : -1));
   std::ifstream in(out);
   for (std::string line; std::getline(in, line);) {
     const json j = json::parse(line);
@@ -244,6 +285,7 @@ json compare(const std::string& client, int streams, int calls, const std::map<i
   std::vector<double> itl;
   std::vector<double> lag;
   int lost = 0;
+  long connects = 0;
   for (int id = 0; id < calls; ++id) {
     const auto s = seen.find(id);
     const auto t = truth.find(id);
@@ -252,6 +294,7 @@ json compare(const std::string& client, int streams, int calls, const std::map<i
       continue;
     }
     const Truth& tr = t->second;
+    connects += s->second.connects;
     const double true_ttft = ms(tr.send_ns[0] - tr.recv_ns);
     if (s->second.curl_ttft_ms >= 0) {
       ttft_connected.push_back(s->second.curl_ttft_ms - true_ttft);
@@ -277,6 +320,7 @@ json compare(const std::string& client, int streams, int calls, const std::map<i
           {"streams", streams},
           {"calls", calls},
           {"lost", lost},
+          {"connects", connects},
           {"ttft_error_ms", pct(ttft)},
           {"ttft_after_connect_error_ms", pct(ttft_connected)},
           {"itl_error_ms", pct(itl)},
@@ -328,6 +372,10 @@ Options parse(int argc, char** argv) {
       o.json_out = value();
     } else if (k == "--check") {
       o.check = true;
+    } else if (k == "--max-rate") {
+      o.max_rate = std::stod(value());
+    } else if (k == "--no-warmup") {
+      o.warmup = false;
     } else {
       throw std::runtime_error("unknown option " + k);
     }
@@ -363,30 +411,39 @@ int main(int argc, char** argv) try {
     Stub stub(o, dir);
     for (const int n : o.streams) {
       const int calls = o.calls > 0 ? o.calls : std::max(200, 2 * n);
-      auto seen = run_kvbench(stub.url(), n, calls);
+      const double token_ms = level_token_ms(o, n);
+      auto seen = run_kvbench(stub.url(), n, calls, token_ms, o.warmup);
       rows.push_back(compare("kvbench", n, calls, seen, stub.take_log()));
+      rows.back()["token_ms"] = token_ms;
       if (o.python != "none") {
-        seen = run_python(o, stub.url(), n, calls, dir);
+        seen = run_python(o, stub.url(), n, calls, token_ms, dir);
         rows.push_back(compare("python-aiohttp", n, calls, seen, stub.take_log()));
+        rows.back()["token_ms"] = token_ms;
       }
     }
     if (o.curl_calls > 0) {
-      const auto seen = run_curl(stub.url(), o.curl_calls);  // before the log is read
+      const auto seen = run_curl(stub.url(), o.curl_calls, o.token_ms);  // before the log is read
       rows.push_back(compare("curl", 1, o.curl_calls, seen, stub.take_log()));
+      rows.back()["token_ms"] = o.token_ms;
     }
   }
   fs::remove_all(dir);
-  fmt::print("stub: first token after {} ms, a token every {} ms, {} tokens\n\n", o.first_ms,
-             o.token_ms, o.tokens);
   fmt::print(
-      "| client | streams | calls | lost | TTFT error ms p50 / p99 | "
+      "stub: first token after {} ms, then a token every {} ms per stream (at most {} tokens/s over "
+      "all streams: {}), {} tokens; {}\n\n",
+      o.first_ms, o.token_ms, o.max_rate, o.max_rate > 0 ? "slower streams above that" : "no cap",
+      o.tokens,
+      o.warmup ? "each stream's first call (opening its connection) is not measured"
+               : "every call measured, connects included");
+  fmt::print(
+      "| client | streams | token every ms | calls | lost | TTFT error ms p50 / p99 | "
       "TTFT error after connect ms p50 / p99 | inter-token error ms p50 / p99 | "
       "arrival lag ms p50 / p99 |\n");
-  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const auto& r : rows) {
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r["client"].get<std::string>(),
-               r["streams"].get<int>(), r["calls"].get<int>(), r["lost"].get<int>(),
-               cell(r["ttft_error_ms"]), cell(r["ttft_after_connect_error_ms"]),
+    fmt::print("| {} | {} | {:g} | {} | {} | {} | {} | {} | {} |\n", r["client"].get<std::string>(),
+               r["streams"].get<int>(), r["token_ms"].get<double>(), r["calls"].get<int>(),
+               r["lost"].get<int>(), cell(r["ttft_error_ms"]), cell(r["ttft_after_connect_error_ms"]),
                cell(r["itl_error_ms"]), cell(r["arrival_lag_ms"]));
   }
   if (!o.json_out.empty()) {

@@ -11,7 +11,9 @@ TEST(DeriveTiming, FromScriptedTimestamps) {
   FakeClock clock(milliseconds(1000));
   CallTrace t;
   t.sent = clock.now();
-  clock.advance(milliseconds(40));
+  clock.advance(milliseconds(2));
+  t.request_out = clock.now();
+  clock.advance(milliseconds(38));
   t.first_byte = clock.now();
   clock.advance(milliseconds(210));  // first token at +250 ms
   for (int i = 0; i < 5; ++i) {
@@ -24,6 +26,7 @@ TEST(DeriveTiming, FromScriptedTimestamps) {
   ASSERT_TRUE(d.ttft_ms);
   EXPECT_DOUBLE_EQ(*d.ttft_ms, 250.0);
   EXPECT_DOUBLE_EQ(*d.first_byte_ms, 40.0);
+  EXPECT_DOUBLE_EQ(*d.request_out_ms, 2.0);
   EXPECT_DOUBLE_EQ(*d.e2e_ms, 375.0);
   EXPECT_EQ(d.tokens, 5);
   // 4 tokens after the first over 100 ms.
@@ -47,6 +50,7 @@ TEST(DeriveTiming, NoTokensNoTtftOneTokenNoRate) {
   none.sent = Nanos(5);
   EXPECT_FALSE(derive_timing(none).ttft_ms);
   EXPECT_FALSE(derive_timing(none).first_byte_ms);
+  EXPECT_FALSE(derive_timing(none).request_out_ms);  // never connected
   CallTrace one;
   one.token_arrivals = {milliseconds(7)};
   one.token_counts = {1};
@@ -65,6 +69,7 @@ TEST(CallRecord, JsonRoundTrip) {
   r.nonce = "AA run abc call 3";
   r.prompt_tokens_counted = 256;
   r.client.ttft_ms = 12.5;
+  r.client.request_out_ms = 0.25;
   r.client.decode_tps = 40;
   r.client.tokens = 8;
   r.server.cache_n = 2;

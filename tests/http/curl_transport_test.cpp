@@ -105,16 +105,18 @@ TEST(CurlTransport, StreamHandsOverEachChunkWithItsArrival) {
   EXPECT_EQ(seen.chunks, events);
   std::vector<SseEvent> expected;
   std::uint64_t bytes = 0;
+  // ticks: 0 started, 1 request out, 2..10 the chunks, 11 finished
   for (std::size_t i = 0; i < events.size(); ++i) {
-    EXPECT_EQ(seen.arrivals[i], Nanos{static_cast<long>(i) + 1});
+    EXPECT_EQ(seen.arrivals[i], Nanos{static_cast<long>(i) + 2});
     expected.push_back(SseEvent{"message", events[i].substr(6, events[i].size() - 8),
-                                Nanos{static_cast<long>(i) + 1}});
+                                Nanos{static_cast<long>(i) + 2}});
     bytes += events[i].size();
   }
   EXPECT_EQ(seen.events, expected);
   EXPECT_EQ(r.started, Nanos{0});
-  EXPECT_EQ(r.first_byte, Nanos{1});
-  EXPECT_EQ(r.finished, Nanos{10});
+  EXPECT_EQ(r.request_out, Nanos{1});
+  EXPECT_EQ(r.first_byte, Nanos{2});
+  EXPECT_EQ(r.finished, Nanos{11});
   EXPECT_EQ(r.bytes_received, bytes);
 }
 
@@ -131,7 +133,9 @@ TEST(CurlTransport, SteadyClockTimesAreOrdered) {
 
   ASSERT_EQ(r.outcome, Outcome::ok) << r.error;
   ASSERT_EQ(seen.events.size(), events.size());
-  EXPECT_LE(r.started, r.first_byte);
+  EXPECT_GT(r.request_out, Nanos{0});
+  EXPECT_LE(r.started, r.request_out);
+  EXPECT_LE(r.request_out, r.first_byte);
   EXPECT_EQ(r.first_byte, seen.arrivals.front());
   EXPECT_LE(r.first_byte, seen.events.front().arrival);
   for (std::size_t i = 1; i < seen.events.size(); ++i) {
@@ -165,8 +169,9 @@ TEST(CurlTransport, ErrorStatusOnAStreamIsCollectedNotStreamed) {
   EXPECT_TRUE(seen.chunks.empty());
   EXPECT_EQ(r.bytes_received, std::string(kLlamaError).size());
   EXPECT_EQ(r.started, Nanos{0});
-  EXPECT_EQ(r.first_byte, Nanos{1});
-  EXPECT_EQ(r.finished, Nanos{2});
+  EXPECT_EQ(r.request_out, Nanos{1});
+  EXPECT_EQ(r.first_byte, Nanos{2});
+  EXPECT_EQ(r.finished, Nanos{3});
 }
 
 TEST(CurlTransport, NotFoundWithOllamaBodyIsHttpError) {
