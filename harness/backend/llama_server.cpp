@@ -1,6 +1,7 @@
 #include "harness/backend/llama_server.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -8,6 +9,7 @@
 
 #include "harness/backend/completion_stream.h"
 #include "harness/backend/json_error.h"
+#include "harness/backend/json_scan.h"
 #include "harness/core/error.h"
 #include "harness/core/utf8.h"
 
@@ -44,22 +46,64 @@ CompletionEvent error_event(const std::string& message) {
   return ev;
 }
 
-// An integer member in 0..INT_MAX, such as a token count; std::nullopt when absent or not one.
-std::optional<int> count_member(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) {
-    return std::nullopt;
-  }
-  const double v = it->get<double>();
+// A number that is an integer in 0..INT_MAX, such as a token count; std::nullopt otherwise.
+std::optional<int> count_value(double v) {
   if (!(v >= 0 && v <= std::numeric_limits<int>::max()) || v != std::floor(v)) {
     return std::nullopt;
   }
   return static_cast<int>(v);
 }
 
+// An integer member in 0..INT_MAX, such as a token count; std::nullopt when absent or not one.
+std::optional<int> count_member(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) {
+    return std::nullopt;
+  }
+  return count_value(it->get<double>());
+}
+
+// The members of a data object that decode a token event.
+constexpr std::array<std::string_view, 5> kTokenEventKeys = {"error", "stop", "tokens", "content",
+                                                             "tokens_predicted"};
+
+// The common case without a document: a data object that is neither an error nor final. Gives
+// what decode_completion_event_dom gives for it; std::nullopt for anything else.
+std::optional<CompletionEvent> decode_token_event(std::string_view data) {
+  using Kind = ScannedMember::Kind;
+  std::array<ScannedMember, kTokenEventKeys.size()> m;
+  if (!scan_members(data, kTokenEventKeys, m)) {
+    return std::nullopt;
+  }
+  const auto& [error, stop, tokens, content, predicted] = m;
+  if (error.kind != Kind::absent || (stop.kind == Kind::boolean && stop.boolean)) {
+    return std::nullopt;
+  }
+  CompletionEvent ev;
+  ev.type = CompletionEvent::Type::partial;
+  if (tokens.kind == Kind::array && tokens.size > 0) {  // as tokens_in
+    ev.tokens = static_cast<int>(tokens.size);
+  } else if (content.kind == Kind::string && content.size > 0) {
+    ev.tokens = 1;
+  }
+  if (predicted.kind == Kind::number) {
+    ev.tokens_predicted = count_value(predicted.number);
+  }
+  return ev;
+}
+
 }  // namespace
 
 CompletionEvent decode_completion_event(std::string_view event_name, std::string_view data) {
+  if (event_name != "error" && data != "[DONE]") {
+    if (auto ev = decode_token_event(data)) {
+      return std::move(*ev);
+    }
+  }
+  return decode_completion_event_dom(event_name, data);
+}
+
+CompletionEvent decode_completion_event_dom(std::string_view event_name, std::string_view data) {
   CompletionEvent ev;
   if (data == "[DONE]") {
     return ev;

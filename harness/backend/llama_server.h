@@ -37,6 +37,11 @@ struct CompletionEvent {
 // never empty and always valid UTF-8; tokens_predicted is set only for an integer in 0..INT_MAX.
 CompletionEvent decode_completion_event(std::string_view event_name, std::string_view data);
 
+// The same decoding through a whole nlohmann::json document per event. decode_completion_event
+// reads a token event's few members without one and uses this for everything else (final and
+// error events, malformed data); both give the same result for every input.
+CompletionEvent decode_completion_event_dom(std::string_view event_name, std::string_view data);
+
 // Normalises llama-server's "timings" object; `raw` keeps it as reported.
 ServerTiming parse_timings(const nlohmann::json& timings);
 

@@ -50,6 +50,11 @@ struct GenerateEvent {
 // "done": false is partial. Malformed JSON or a line that is neither is an error saying so.
 GenerateEvent decode_generate_line(std::string_view line);
 
+// The same decoding through a whole nlohmann::json document per line. decode_generate_line reads
+// a "done": false line's few members without one and uses this for everything else; both give
+// the same result for every input.
+GenerateEvent decode_generate_line_dom(std::string_view line);
+
 // Normalises a final message: prompt_n = prompt_eval_count, prompt_ms = prompt_eval_duration,
 // predicted_n = eval_count, predicted_ms = eval_duration (ns -> ms); a field Ollama omitted
 // (it omits zeros) stays absent. cache_n stays absent: Ollama does not report what it reused.

@@ -1,12 +1,14 @@
 // The pure half of the Ollama backend: request bodies, stream decoding, metrics, the token
 // calibration fit and the model shape from /api/show.
 
+#include <array>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "harness/backend/json_error.h"
+#include "harness/backend/json_scan.h"
 #include "harness/backend/ollama.h"
 #include "harness/core/error.h"
 #include "harness/gguf/gguf.h"
@@ -41,7 +43,39 @@ json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& ta
           {"options", options_for(target.num_ctx, num_predict, 0)}};
 }
 
+namespace {
+
+// The members of a line that decode a "done": false line.
+constexpr std::array<std::string_view, 3> kPartialLineKeys = {"error", "done", "response"};
+
+// The common case without a document: a line with "done": false and no error. Gives what
+// decode_generate_line_dom gives for it; std::nullopt for anything else.
+std::optional<GenerateEvent> decode_partial_line(std::string_view line) {
+  using Kind = ScannedMember::Kind;
+  std::array<ScannedMember, kPartialLineKeys.size()> m;
+  if (!scan_members(line, kPartialLineKeys, m)) {
+    return std::nullopt;
+  }
+  const auto& [error, done, response] = m;
+  if (error.kind != Kind::absent || done.kind != Kind::boolean || done.boolean) {
+    return std::nullopt;
+  }
+  GenerateEvent ev;
+  ev.type = GenerateEvent::Type::partial;
+  ev.has_token = response.kind == Kind::string && response.size > 0;
+  return ev;
+}
+
+}  // namespace
+
 GenerateEvent decode_generate_line(std::string_view line) {
+  if (auto ev = decode_partial_line(line)) {
+    return std::move(*ev);
+  }
+  return decode_generate_line_dom(line);
+}
+
+GenerateEvent decode_generate_line_dom(std::string_view line) {
   GenerateEvent ev;
   json j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {

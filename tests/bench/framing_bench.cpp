@@ -1,6 +1,8 @@
 // Cost per streamed event of kvbench's HTTP framing: SSE (llama-server) and NDJSON (Ollama)
-// framing alone, and framing plus the JSON parse a decoder does for each event. The harness's own
-// work per token must stay far below the inter-token latencies it reports (milliseconds).
+// framing alone; framing plus kvbench's decoder for each event (decode_completion_event,
+// decode_generate_line), which is what a call does per token; and, for comparison, framing plus
+// a full nlohmann::json document per event. The harness's own work per token must stay far below
+// the inter-token latencies it reports (milliseconds).
 
 #include <cstdint>
 #include <string>
@@ -11,6 +13,8 @@
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/backend/llama_server.h"
+#include "harness/backend/ollama.h"
 #include "harness/http/ndjson.h"
 #include "harness/http/sse.h"
 
@@ -78,18 +82,42 @@ Stream make_stream(const std::vector<std::string>& events, std::size_t chunk_byt
   return s;
 }
 
-// Reads one field the way a decoder would, so the parse cannot be optimised away.
-std::size_t decode(std::string_view payload, const char* field) {
+// What is done with each framed event.
+enum class Work { frame, dom, decode };
+
+// A full document per event, one field read so that the parse cannot be optimised away.
+std::size_t dom_parse(std::string_view payload, const char* field) {
   const auto doc = nlohmann::json::parse(payload);
   const auto it = doc.find(field);
   return it != doc.end() && it->is_string() ? it->get_ref<const std::string&>().size() : 0;
 }
 
-template <typename Framer, typename Item, bool kParse>
+// kvbench's decoder; 1 for an event that carries tokens (or the final one), else 0.
+std::size_t decode(const kvbench::http::SseEvent& e) {
+  const auto ev = kvbench::backend::decode_completion_event(e.event, e.data);
+  using Type = kvbench::backend::CompletionEvent::Type;
+  return (ev.type == Type::partial && ev.tokens > 0) || ev.type == Type::final ? 1 : 0;
+}
+
+std::size_t decode(const kvbench::http::NdjsonLine& line) {
+  const auto ev = kvbench::backend::decode_generate_line(line.text);
+  using Type = kvbench::backend::GenerateEvent::Type;
+  return (ev.type == Type::partial && ev.has_token) || ev.type == Type::final ? 1 : 0;
+}
+
+const std::string& payload(const kvbench::http::SseEvent& e) {
+  return e.data;
+}
+const std::string& payload(const kvbench::http::NdjsonLine& line) {
+  return line.text;
+}
+
+template <typename Framer, typename Item, Work kWork>
 void run(benchmark::State& state, const Stream& stream, const char* field) {
   Framer framer;
   std::vector<Item> out;
   out.reserve(stream.events);
+  std::size_t decoded = 0;  // events the decoder understood, over all iterations
   std::size_t chars = 0;
   for (auto _ : state) {
     out.clear();
@@ -98,20 +126,23 @@ void run(benchmark::State& state, const Stream& stream, const char* field) {
       framer.feed(chunk, kvbench::Nanos{++tick}, out);
     }
     framer.finish(out);
-    if constexpr (kParse) {
-      for (const auto& item : out) {
-        if constexpr (std::is_same_v<Item, kvbench::http::SseEvent>) {
-          chars += decode(item.data, field);
-        } else {
-          chars += decode(item.text, field);
-        }
+    for (const auto& item : out) {
+      if constexpr (kWork == Work::dom) {
+        chars += dom_parse(payload(item), field);
+      } else if constexpr (kWork == Work::decode) {
+        decoded += decode(item);
       }
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::DoNotOptimize(chars);
+    benchmark::DoNotOptimize(decoded);
   }
   if (out.size() != stream.events) {
     state.SkipWithError("wrong event count");
+  }
+  if (kWork == Work::decode &&
+      decoded != static_cast<std::size_t>(state.iterations()) * stream.events) {
+    state.SkipWithError("the decoder did not read every event as a token or final event");
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(stream.events));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(stream.text.size()));
@@ -119,28 +150,40 @@ void run(benchmark::State& state, const Stream& stream, const char* field) {
 
 void BM_SseFraming(benchmark::State& state) {
   const Stream s = make_stream(llama_events(), static_cast<std::size_t>(state.range(0)));
-  run<kvbench::http::SseFramer, kvbench::http::SseEvent, false>(state, s, "content");
+  run<kvbench::http::SseFramer, kvbench::http::SseEvent, Work::frame>(state, s, "content");
+}
+
+void BM_SseFramingAndDecode(benchmark::State& state) {
+  const Stream s = make_stream(llama_events(), static_cast<std::size_t>(state.range(0)));
+  run<kvbench::http::SseFramer, kvbench::http::SseEvent, Work::decode>(state, s, "content");
 }
 
 void BM_SseFramingAndJson(benchmark::State& state) {
   const Stream s = make_stream(llama_events(), static_cast<std::size_t>(state.range(0)));
-  run<kvbench::http::SseFramer, kvbench::http::SseEvent, true>(state, s, "content");
+  run<kvbench::http::SseFramer, kvbench::http::SseEvent, Work::dom>(state, s, "content");
 }
 
 void BM_NdjsonFraming(benchmark::State& state) {
   const Stream s = make_stream(ollama_lines(), static_cast<std::size_t>(state.range(0)));
-  run<kvbench::http::NdjsonFramer, kvbench::http::NdjsonLine, false>(state, s, "response");
+  run<kvbench::http::NdjsonFramer, kvbench::http::NdjsonLine, Work::frame>(state, s, "response");
+}
+
+void BM_NdjsonFramingAndDecode(benchmark::State& state) {
+  const Stream s = make_stream(ollama_lines(), static_cast<std::size_t>(state.range(0)));
+  run<kvbench::http::NdjsonFramer, kvbench::http::NdjsonLine, Work::decode>(state, s, "response");
 }
 
 void BM_NdjsonFramingAndJson(benchmark::State& state) {
   const Stream s = make_stream(ollama_lines(), static_cast<std::size_t>(state.range(0)));
-  run<kvbench::http::NdjsonFramer, kvbench::http::NdjsonLine, true>(state, s, "response");
+  run<kvbench::http::NdjsonFramer, kvbench::http::NdjsonLine, Work::dom>(state, s, "response");
 }
 
 // Argument: bytes per chunk; 0 = one chunk per event, as a server flushing each token sends it.
 BENCHMARK(BM_SseFraming)->Arg(0)->Arg(7)->Arg(16384);
+BENCHMARK(BM_SseFramingAndDecode)->Arg(0)->Arg(7)->Arg(16384);
 BENCHMARK(BM_SseFramingAndJson)->Arg(0)->Arg(7)->Arg(16384);
 BENCHMARK(BM_NdjsonFraming)->Arg(0)->Arg(7)->Arg(16384);
+BENCHMARK(BM_NdjsonFramingAndDecode)->Arg(0)->Arg(7)->Arg(16384);
 BENCHMARK(BM_NdjsonFramingAndJson)->Arg(0)->Arg(7)->Arg(16384);
 
 }  // namespace

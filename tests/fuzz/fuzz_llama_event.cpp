@@ -2,7 +2,9 @@
 // first '\n' into an event name and data for decode_completion_event, and whole as the body of
 // a /completion stream that LlamaServerBackend::complete reads through a fake transport in
 // chunks derived from the input; and as an HTTP error body for error_message_from_body. Nothing
-// may throw; every message must be recordable as JSON.
+// may throw; every message must be recordable as JSON. decode_completion_event must give what
+// decode_completion_event_dom gives, for the split input, the whole input as data, and every
+// event SseFramer cuts from the input.
 
 #include <cstdint>
 #include <string>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/backend/llama_server.h"
+#include "harness/http/sse.h"
 #include "harness/http/transport.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -60,11 +63,36 @@ bool recordable(const std::string& text) {
   }
 }
 
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// decode_completion_event, checked against the whole-document decoder.
+CompletionEvent decode_checked(std::string_view name, std::string_view data) {
+  CompletionEvent ev = kvbench::backend::decode_completion_event(name, data);
+  const CompletionEvent dom = kvbench::backend::decode_completion_event_dom(name, data);
+  check(ev.type == dom.type && ev.tokens == dom.tokens &&
+            ev.tokens_predicted == dom.tokens_predicted && ev.error == dom.error &&
+            dump(ev.timings) == dump(dom.timings),
+        "decode_completion_event gives what a whole document gives");
+  return ev;
+}
+
+void check_framed_events(std::string_view text) {
+  kvbench::http::SseFramer framer;
+  std::vector<kvbench::http::SseEvent> events;
+  framer.feed(text, kvbench::Nanos{1}, events);
+  framer.finish(events);
+  for (const auto& e : events) {
+    static_cast<void>(decode_checked(e.event, e.data));
+  }
+}
+
 void check_event(std::string_view text) {
   const std::size_t nl = text.find('\n');
   const std::string_view name = nl == std::string_view::npos ? "message" : text.substr(0, nl);
   const std::string_view data = nl == std::string_view::npos ? text : text.substr(nl + 1);
-  const CompletionEvent ev = kvbench::backend::decode_completion_event(name, data);
+  const CompletionEvent ev = decode_checked(name, data);
   check(ev.tokens >= 0, "an event carries no negative token count");
   check(!ev.tokens_predicted || *ev.tokens_predicted >= 0, "tokens_predicted is never negative");
   check((ev.type == CompletionEvent::Type::error) == !ev.error.empty(),
@@ -95,6 +123,8 @@ void check_stream(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = kvbench::fuzz::as_text(data, size);
   check_event(text);
+  static_cast<void>(decode_checked("message", text));
+  check_framed_events(text);
   check_stream(text);
   check(recordable(kvbench::http::error_message_from_body(500, text)),
         "an HTTP error body gives a valid UTF-8 message");

@@ -1,18 +1,23 @@
 // libFuzzer target for the NDJSON framer: any byte stream, fed whole, byte by byte and in chunks
 // derived from the input, gives the same lines as a plain reference reading; each line carries
-// the arrival of the chunk holding its '\n'.
+// the arrival of the chunk holding its '\n'. Each line, and the whole input, is also decoded as an
+// Ollama /api/generate line: decode_generate_line must give what decode_generate_line_dom gives.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "harness/backend/ollama.h"
 #include "harness/http/ndjson.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
 
 using kvbench::Nanos;
+using kvbench::backend::GenerateEvent;
 using kvbench::fuzz::check;
 using kvbench::http::NdjsonFramer;
 using kvbench::http::NdjsonLine;
@@ -77,11 +82,28 @@ void check_same(const std::vector<NdjsonLine>& got, const Expected& want) {
   }
 }
 
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void check_decoded(std::string_view line) {
+  const GenerateEvent ev = kvbench::backend::decode_generate_line(line);
+  const GenerateEvent dom = kvbench::backend::decode_generate_line_dom(line);
+  check(ev.type == dom.type && ev.has_token == dom.has_token && ev.error == dom.error &&
+            dump(ev.message) == dump(dom.message),
+        "decode_generate_line gives what a whole document gives");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = kvbench::fuzz::as_text(data, size);
   const Expected want = reference(text);
+
+  for (const auto& line : want.lines) {
+    check_decoded(line);
+  }
+  check_decoded(text);
 
   NdjsonFramer framer;  // one framer for every feeding: finish() must leave it ready for the next
   check_same(frame(framer, {text}), want);
