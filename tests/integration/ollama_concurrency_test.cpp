@@ -1,7 +1,7 @@
 // Concurrency on Ollama, against the fixture server that follows Ollama's API (tests/fixtures):
 // a managed `ollama serve` stand-in started per level with OLLAMA_NUM_PARALLEL = the streams, an
-// attached one with fewer slots than streams (the queueing measured and reported) and one with a
-// full queue (HTTP 503 recorded as refused).
+// attached one with fewer slots than streams (the queueing measured and reported), one with a
+// full queue (HTTP 503 recorded as refused), and `kvbench capacity --kind ollama`.
 
 #include <algorithm>
 #include <map>
@@ -215,6 +215,61 @@ TEST(OllamaConcurrency, FullQueueRefusesWith503AndTheRunCompletes) {
   EXPECT_EQ(stats["refused"], refused);
   EXPECT_EQ(stats["failed"], 0);
   EXPECT_EQ(run["summary"]["failed"], refused);
+}
+
+TEST(OllamaConcurrency, CapacityStartsAFreshServePerLevelWithThatManySlots) {
+  const fs::path dir = fresh_dir("ollama-capacity");
+  const auto r = run_kvbench({"capacity",
+                              "--kind",
+                              "ollama",
+                              "--model",
+                              "synthetic-small",
+                              "--ctx",
+                              "1024",
+                              "--prompt-tokens",
+                              "64",
+                              "--max-tokens",
+                              "8",
+                              "--ttft-p90-ms",
+                              "60000",
+                              "--max",
+                              "2",
+                              "--rounds",
+                              "2",
+                              "--results",
+                              (dir / "results").string(),
+                              "-q",
+                              "--server-bin",
+                              KVBENCH_OLLAMA_FIXTURE});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path cap_dir = only_run_dir(dir / "results");
+  const auto cap = read_json(cap_dir / "capacity.json");
+  EXPECT_EQ(cap["status"], "complete");
+  EXPECT_EQ(cap["request"]["kind"], "ollama");
+  EXPECT_EQ(cap["answer"], 2);
+  EXPECT_EQ(cap["at_max"], true);
+  ASSERT_EQ(cap["levels"].size(), 2U);
+  std::map<int, std::int64_t> size;
+  for (const auto& level : cap["levels"]) {
+    const int n = level["level"].get<int>();
+    const auto run = read_json(cap_dir / level["run_dir"].get<std::string>() / "run.json");
+    EXPECT_EQ(run["server"]["kind"], "ollama");
+    EXPECT_EQ(run["blocks"][0]["env"]["OLLAMA_NUM_PARALLEL"], std::to_string(n));
+    EXPECT_EQ(level["concurrency"]["calls"], 2 * n);
+    EXPECT_EQ(level["concurrency"]["ok"], 2 * n);
+    EXPECT_EQ(level["block"]["num_parallel"], n);
+    size[n] = level["block"]["ps_size_bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(size[2] - size[1], 1024 * kF16BytesPerToken);
+  EXPECT_THAT(r.out, HasSubstr("Ollama's /api/ps size was"));
+  EXPECT_THAT(r.out, HasSubstr("KV arithmetic: 2 conversations of 1024 tokens need"));
+
+  const auto synthetic =
+      run_kvbench({"capacity", "--kind", "ollama", "--results", (dir / "bad").string(),
+                   "--server-bin", KVBENCH_OLLAMA_FIXTURE});
+  EXPECT_EQ(synthetic.exit_code, 2);
+  EXPECT_THAT(synthetic.err, HasSubstr("--model: with --kind ollama, name a model"));
+  EXPECT_FALSE(fs::exists(dir / "bad"));
 }
 
 }  // namespace
