@@ -107,45 +107,35 @@ json OllamaBackend::describe() {
   return out;
 }
 
-CallResult OllamaBackend::complete(const CompletionSpec& spec) {
-  CallResult r;
+http::Request OllamaBackend::generate_request(const CompletionSpec& spec) const {
   http::Request req;
   req.method = "POST";
   req.url = base_url_ + "/api/generate";
   req.body = generate_body(spec, target_).dump();
   req.timeout = spec.timeout;
+  return req;
+}
+
+void OllamaBackend::refine_calibration(std::size_t prompt_bytes, const CallResult& call) {
+  if (call.outcome != "ok" || !call.server.prompt_n || !calibration_) {
+    return;
+  }
+  auto points = calibration_->points;
+  points.emplace_back(prompt_bytes, *call.server.prompt_n);
+  try {
+    calibration_ = fit_calibration(points);
+  } catch (const Error&) {
+    // keep the calibration so far: a measurement loop never throws
+  }
+}
+
+CallResult OllamaBackend::complete(const CompletionSpec& spec) {
   GenerateStreamDecoder decoder;
   const auto res = transport_.stream(
-      req, [&](std::string_view chunk, Nanos arrival) { return decoder.feed(chunk, arrival); });
-  decoder.finish();
-  r.trace = decoder.trace();
-  r.server = decoder.server();
-  r.trace.sent = res.started;
-  r.trace.first_byte = res.first_byte;
-  r.trace.request_out = res.request_out;
-  r.trace.done = res.finished;
-  if (res.http_status != 0) {
-    r.http_status = res.http_status;
-  }
-  if (!decoder.error().empty()) {
-    r.outcome = "server_error";
-    r.error = decoder.error();
-  } else if (res.outcome != http::Outcome::ok) {
-    r.outcome = std::string(http::to_string(res.outcome));
-    r.error = res.error;
-  } else if (!decoder.final_seen()) {
-    r.outcome = "stream_error";
-    r.error = "the stream ended without a final (done: true) line";
-  }
-  if (r.outcome == "ok" && r.server.prompt_n && calibration_) {
-    auto points = calibration_->points;
-    points.emplace_back(spec.prompt.size(), *r.server.prompt_n);
-    try {
-      calibration_ = fit_calibration(points);
-    } catch (const Error&) {
-      // keep the calibration so far: a measurement loop never throws
-    }
-  }
+      generate_request(spec),
+      [&](std::string_view chunk, Nanos arrival) { return decoder.feed(chunk, arrival); });
+  CallResult r = decoder.result(res);
+  refine_calibration(spec.prompt.size(), r);
   return r;
 }
 

@@ -68,6 +68,11 @@ class GenerateStreamDecoder {
   bool feed(std::string_view chunk, Nanos arrival);
   // End of the body: decodes a last line that had no '\n'.
   void finish();
+  // Ends the stream (finish()) with the transport's result and returns the call: the trace (sent,
+  // first byte, done, token lines), the final line's metrics, and the outcome: "server_error"
+  // for an error line, else the transport's outcome (an HTTP 503 from a full queue is
+  // "http_error" with its status and message), else "stream_error" without a final line.
+  CallResult result(const http::Result& res);
 
   // Arrival of every line that carried a token (one token each).
   const CallTrace& trace() const { return trace_; }
@@ -133,6 +138,11 @@ class OllamaBackend final : public Backend {
   // Streams one completion; never throws for a server fault. A call that reports its
   // prompt_eval_count refines the calibration with its prompt's length.
   CallResult complete(const CompletionSpec& spec) override;
+  // The streamed POST /api/generate of one call (generate_body), with the spec's timeout. Pure.
+  http::Request generate_request(const CompletionSpec& spec) const;
+  // Adds an ok call's (prompt bytes, prompt_eval_count) to the calibration; anything else, or
+  // no calibration yet, leaves it as it is. Never throws.
+  void refine_calibration(std::size_t prompt_bytes, const CallResult& call);
   // {"version": GET /api/version, "show": POST /api/show without the tokenizer arrays}.
   nlohmann::json describe() override;
 

@@ -158,6 +158,31 @@ void GenerateStreamDecoder::finish() {
   lines_.clear();
 }
 
+CallResult GenerateStreamDecoder::result(const http::Result& res) {
+  finish();
+  CallResult r;
+  r.trace = trace_;
+  r.server = server_;
+  r.trace.sent = res.started;
+  r.trace.first_byte = res.first_byte;
+  r.trace.request_out = res.request_out;
+  r.trace.done = res.finished;
+  if (res.http_status != 0) {
+    r.http_status = res.http_status;
+  }
+  if (!error_.empty()) {
+    r.outcome = "server_error";
+    r.error = error_;
+  } else if (res.outcome != http::Outcome::ok) {
+    r.outcome = std::string(http::to_string(res.outcome));
+    r.error = res.error;
+  } else if (!final_seen_) {
+    r.outcome = "stream_error";
+    r.error = "the stream ended without a final (done: true) line";
+  }
+  return r;
+}
+
 void GenerateStreamDecoder::on_line(const http::NdjsonLine& line) {
   if (!error_.empty()) {
     return;  // nothing after an error line counts

@@ -1,5 +1,7 @@
 #include "harness/backend/ollama_serve.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 namespace kvbench::backend {
@@ -11,7 +13,7 @@ ProcessLaunch ollama_serve_launch(const OllamaServeConfig& c, int port) {
   p.env_set = {{"OLLAMA_HOST", fmt::format("127.0.0.1:{}", port)},
                {"OLLAMA_KV_CACHE_TYPE", c.cache_type},
                {"OLLAMA_FLASH_ATTENTION", c.flash_attn ? "1" : "0"},
-               {"OLLAMA_NUM_PARALLEL", "1"},
+               {"OLLAMA_NUM_PARALLEL", std::to_string(c.num_parallel)},
                {"OLLAMA_MAX_LOADED_MODELS", "1"}};
   p.log_path = c.log_path;
   p.url = fmt::format("http://127.0.0.1:{}", port);

@@ -21,9 +21,13 @@ struct CapacityCliOptions {
 };
 
 void add_request_options(CLI::App* cmd, run::CapacityRequest& r) {
+  cmd->add_option("--kind", r.kind, "Server kind: llama-server or ollama (a managed ollama serve)")
+      ->capture_default_str();
   cmd->add_option("--ctx", r.ctx, "Context per conversation (num_ctx), tokens")
       ->capture_default_str();
-  cmd->add_option("--cache-type", r.cache_type, "KV cache type (-ctk/-ctv)")->capture_default_str();
+  cmd->add_option("--cache-type", r.cache_type,
+                  "KV cache type (-ctk/-ctv, or OLLAMA_KV_CACHE_TYPE)")
+      ->capture_default_str();
   cmd->add_option("--prompt-tokens", r.prompt_tokens, "Prompt length of every call")
       ->capture_default_str();
   cmd->add_option("--ttft-p90-ms", r.ttft_p90_ms, "The limit the TTFT p90 must stay under")
@@ -33,7 +37,9 @@ void add_request_options(CLI::App* cmd, run::CapacityRequest& r) {
   cmd->add_option("--rounds", r.rounds, "Timed calls per level: rounds x conversations")
       ->capture_default_str();
   cmd->add_option("--max-tokens", r.max_tokens, "Tokens generated per call")->capture_default_str();
-  cmd->add_option("--model", r.model, "A GGUF path or synthetic:<preset>")->capture_default_str();
+  cmd->add_option("--model", r.model,
+                  "A GGUF path or synthetic:<preset>; with --kind ollama, an Ollama model name")
+      ->capture_default_str();
   cmd->add_option("--seed", r.seed, "Seed of each level's plan")->capture_default_str();
 }
 }  // namespace
@@ -42,8 +48,8 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CapacityCliOptions>();
   auto* cmd = app.add_subcommand(
       "capacity",
-      "Find the most conversations a managed llama-server serves at once with TTFT p90 under a "
-      "limit (doubling, then bisection; one fresh server per level)");
+      "Find the most conversations a managed llama-server (or ollama serve) serves at once with "
+      "TTFT p90 under a limit (doubling, then bisection; one fresh server per level)");
   add_request_options(cmd, o->request);
   add_server_options(cmd, o->server, "Folder the capacity folder is created in", false);
   cmd->callback([o, &exit_code] {

@@ -9,7 +9,14 @@ namespace kvbench::load {
 
 namespace {
 
-nlohmann::json percentiles(std::vector<double> values) {
+bool refused(const CallRecord& r) {
+  return r.outcome == "connect_error" ||
+         (r.http_status && (*r.http_status == 503 || *r.http_status == 429));
+}
+
+}  // namespace
+
+nlohmann::json percentiles_json(std::vector<double> values) {
   if (values.empty()) {
     return nullptr;
   }
@@ -19,13 +26,6 @@ nlohmann::json percentiles(std::vector<double> values) {
           {"p99", stats::percentile_sorted(values, 0.99)},
           {"n", values.size()}};
 }
-
-bool refused(const CallRecord& r) {
-  return r.outcome == "connect_error" ||
-         (r.http_status && (*r.http_status == 503 || *r.http_status == 429));
-}
-
-}  // namespace
 
 nlohmann::json block_stats(const std::vector<CallRecord>& records) {
   int calls = 0;
@@ -68,10 +68,10 @@ nlohmann::json block_stats(const std::vector<CallRecord>& records) {
     out["prompt_tok_per_s"] = prompt_tokens / span_s;
     out["decode_tok_per_s"] = decode_tokens / span_s;
   }
-  if (auto p = percentiles(std::move(ttft)); !p.is_null()) {
+  if (auto p = percentiles_json(std::move(ttft)); !p.is_null()) {
     out["ttft_ms"] = p;
   }
-  if (auto p = percentiles(std::move(itl)); !p.is_null()) {
+  if (auto p = percentiles_json(std::move(itl)); !p.is_null()) {
     out["itl_ms"] = p;
   }
   return out;

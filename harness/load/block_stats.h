@@ -10,6 +10,9 @@
 
 namespace kvbench::load {
 
+// {"p50","p90","p99","n"} of `values` (type 7); null when empty.
+nlohmann::json percentiles_json(std::vector<double> values);
+
 // Over the timed calls of one block (warm-up calls and probes are left out):
 //   calls, ok, refused (HTTP 503/429 or no connection), failed (any other fault);
 //   span_s: first send to last end; prompt_tok_per_s: the server's prompt tokens read (prompt_n,

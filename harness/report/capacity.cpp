@@ -45,7 +45,8 @@ std::string answer_sentence(const json& c) {
                      answer == 1 ? "" : "s", answer == 1 ? "s" : "", limit, tail);
 }
 
-// The measured KV buffer and resident peak of the level that answered, when it has them.
+// The measured KV buffer, resident peak or Ollama /api/ps size of the level that answered, when
+// it has them.
 std::string measured_sentence(const json& c, int level) {
   for (const auto& l : c["levels"]) {
     if (l.value("level", 0) != level) {
@@ -56,6 +57,11 @@ std::string measured_sentence(const json& c, int level) {
     if (b.contains("kv_bytes_logged")) {
       parts.push_back(fmt::format("the server logged {} MiB of KV buffer",
                                   mib(b["kv_bytes_logged"].get<double>())));
+    }
+    if (b.contains("ps_size_bytes")) {
+      parts.push_back(
+          fmt::format("Ollama's /api/ps size was {} MiB (weights, KV cache and buffers)",
+                      mib(b["ps_size_bytes"].get<double>())));
     }
     if (b.contains("peak_rss_bytes")) {
       parts.push_back(fmt::format("its resident memory peaked at {} MiB",

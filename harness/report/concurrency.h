@@ -4,6 +4,7 @@
 // Pure.
 
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +12,15 @@ namespace kvbench::report {
 
 // Writes "## Concurrency" and a table of every block of `run` that has "concurrency" statistics:
 // block, variant (when any), num_ctx, cache, slots, calls ok / refused / failed, deferred,
-// max in flight, prompt and decode tok/s, TTFT and inter-token p50 / p90 / p99. Writes nothing
-// when no block has them.
+// max in flight, prompt and decode tok/s, TTFT and inter-token p50 / p90 / p99; then one line
+// per block with a "server_queue" (Ollama, see queue_sentence). Writes nothing when no block has
+// them.
 void write_concurrency_markdown(std::ostream& out, const nlohmann::json& run);
+
+// What a block's "server_queue" found, as a sentence naming the block: how many calls waited
+// inside the server and for how long, the most it served at once against the most in flight,
+// what that says about OLLAMA_NUM_PARALLEL ("num_parallel" of the block: set by kvbench, or
+// null when attached), and the load_duration Ollama reported for the waits. Empty without one.
+std::string queue_sentence(const nlohmann::json& block);
 
 }  // namespace kvbench::report

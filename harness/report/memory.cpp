@@ -37,14 +37,33 @@ std::optional<std::uint64_t> arithmetic_bytes_per_token(
   return a ? a->bytes_per_token : std::nullopt;
 }
 
+// The slots the block's server held, each with num_ctx: a managed Ollama's num_parallel, else a
+// concurrent llama-server block's slots (-np), else one; nullopt for an attached Ollama running
+// concurrent calls (num_parallel null: its OLLAMA_NUM_PARALLEL is unknown).
+std::optional<std::uint32_t> server_slots(const json& b) {
+  const auto count = [](const json& v) -> std::optional<std::uint32_t> {
+    if (v.is_number_integer() && v.get<std::int64_t>() >= 1) {
+      return static_cast<std::uint32_t>(v.get<std::int64_t>());
+    }
+    return std::nullopt;
+  };
+  if (const auto it = b.find("num_parallel"); it != b.end()) {
+    return count(*it);
+  }
+  const auto it = b.find("slots");
+  return it != b.end() ? count(*it).value_or(1U) : 1U;
+}
+
 BlockMemoryRow row_of(const json& b, const std::optional<gguf::ModelShape>& shape) {
   BlockMemoryRow r;
   r.index = b.value("index", 0);
   r.num_ctx = b.value("num_ctx", 0);
-  r.cells = kv::pad_ctx(static_cast<std::uint64_t>(std::max(r.num_ctx, 0)));
+  const auto slots = server_slots(b);
+  const auto ctx = static_cast<std::uint64_t>(std::max(r.num_ctx, 0));
+  r.cells = kv::cache_cells({ctx * slots.value_or(1), slots.value_or(1), false});
   r.cache_type = b.value("cache_type", "");
   r.kv_logged_bytes = get_u64(b, "kv_bytes_logged");
-  if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type)) {
+  if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type); bpt && slots) {
     r.kv_arithmetic_bytes = *bpt * r.cells;
   }
   r.rss_after_load_bytes = rss_of(b, "memory_after_load");

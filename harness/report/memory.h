@@ -26,7 +26,7 @@ inline constexpr double kUpFrontFraction = 0.5;
 struct BlockMemoryRow {
   int index = 0;
   int num_ctx = 0;
-  std::uint64_t cells = 0;  // num_ctx padded as llama.cpp pads it
+  std::uint64_t cells = 0;  // num_ctx padded as llama.cpp pads it, times the server's slots
   std::string cache_type;
   std::optional<std::uint64_t> kv_logged_bytes;
   std::optional<std::uint64_t> kv_arithmetic_bytes;  // the block's cache type at its cells

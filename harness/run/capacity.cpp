@@ -25,6 +25,15 @@ void check_request(const CapacityRequest& r) {
   if (r.rounds < 1) {
     problems.emplace_back("kvbench capacity: --rounds: expected at least 1");
   }
+  if (r.kind != "llama-server" && r.kind != "ollama") {
+    problems.push_back(
+        fmt::format("kvbench capacity: --kind: expected llama-server or ollama, got '{}'", r.kind));
+  } else if (r.kind == "ollama" && r.model.rfind("synthetic:", 0) == 0) {
+    problems.push_back(fmt::format(
+        "kvbench capacity: --model: with --kind ollama, name a model the Ollama server has "
+        "(e.g. llama3.2:1b), not '{}'",
+        r.model));
+  }
   if (r.prompt_tokens + r.max_tokens > r.ctx) {
     problems.push_back(fmt::format(
         "kvbench capacity: --prompt-tokens: {} prompt tokens and {} generated do not fit a "
@@ -48,11 +57,15 @@ json block_facts(const json& run) {
     return out;
   }
   const json& b = run["blocks"][0];
-  for (const char* key : {"slots", "slot_ctx", "kv_bytes_logged", "peak_rss_bytes",
-                          "memory_after_load", "gpu_memory_at_end_bytes"}) {
+  for (const char* key : {"slots", "slot_ctx", "num_parallel", "kv_bytes_logged", "peak_rss_bytes",
+                          "memory_after_load", "gpu_memory_at_end_bytes", "server_queue"}) {
     if (b.contains(key)) {
       out[key] = b[key];
     }
+  }
+  // Ollama: the memory of the runner /api/ps reports after the load.
+  if (const json size = b.value("/memory/size_bytes"_json_pointer, json()); size.is_number()) {
+    out["ps_size_bytes"] = size;
   }
   return out;
 }
@@ -88,7 +101,8 @@ LevelRun run_level(const CapacityRequest& request, int level, const fs::path& di
 }
 
 json request_json(const CapacityRequest& r) {
-  return {{"ctx", r.ctx},
+  return {{"kind", r.kind},
+          {"ctx", r.ctx},
           {"cache_type", r.cache_type},
           {"prompt_tokens", r.prompt_tokens},
           {"ttft_p90_ms", r.ttft_p90_ms},
@@ -104,7 +118,7 @@ json request_json(const CapacityRequest& r) {
 scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int level) {
   check_request(request);
   const json j = {{"name", fmt::format("capacity-n{}", level)},
-                  {"server", {{"kind", "llama-server"}, {"model", request.model}}},
+                  {"server", {{"kind", request.kind}, {"model", request.model}}},
                   {"factors",
                    {{"prompt_tokens", {request.prompt_tokens}},
                     {"num_ctx", {request.ctx}},
@@ -120,8 +134,8 @@ scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int l
 CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& options) {
   if (!options.url.empty()) {
     throw InputError(
-        "kvbench capacity: --url: the search starts its own llama-server per level; it cannot "
-        "attach to a running one");
+        "kvbench capacity: --url: the search starts its own server per level; it cannot attach "
+        "to a running one");
   }
   with_overrides(capacity_level_scenario(request, 1), options);  // checks before any folder
   CapacityRun out;

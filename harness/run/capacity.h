@@ -1,8 +1,9 @@
 #pragma once
-// `kvbench capacity`: the largest number of conversations one managed llama-server serves at once
-// with its TTFT p90 under a limit. Each probed level is a run of its own (a fresh server with
-// -np N and -c N x ctx, a few rounds of N concurrent calls) in a folder under the capacity folder,
-// so every measured call is kept; capacity.json sums up the search as it goes.
+// `kvbench capacity`: the largest number of conversations one managed server serves at once with
+// its TTFT p90 under a limit. Each probed level is a run of its own (a fresh llama-server with
+// -np N and -c N x ctx, or a fresh `ollama serve` with OLLAMA_NUM_PARALLEL=N; a few rounds of N
+// concurrent calls) in a folder under the capacity folder, so every measured call is kept;
+// capacity.json sums up the search as it goes.
 
 #include <cstdint>
 #include <filesystem>
@@ -17,19 +18,21 @@
 namespace kvbench::run {
 
 struct CapacityRequest {
-  int ctx = 2048;                  // per conversation (num_ctx)
-  std::string cache_type = "f16";  // -ctk/-ctv
+  std::string kind = "llama-server";  // or "ollama"
+  int ctx = 2048;                     // per conversation (num_ctx)
+  std::string cache_type = "f16";     // -ctk/-ctv
   int prompt_tokens = 512;
   double ttft_p90_ms = 2000;  // the limit
   int max = 16;               // the largest level probed
   int rounds = 3;             // timed calls per level = rounds x level
   int max_tokens = 16;
-  std::string model = "synthetic:small";
+  std::string model = "synthetic:small";  // on Ollama: a model name the server has
   std::uint64_t seed = 42;
 };
 
 // The scenario that measures `level` conversations at once. Throws InputError naming the option
-// when the request is not valid (a limit <= 0, max < 1, a prompt that does not fit ctx, ...).
+// when the request is not valid (a limit <= 0, max < 1, a prompt that does not fit ctx, a kind
+// other than llama-server or ollama, a synthetic model on Ollama, ...).
 scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int level);
 
 struct CapacityRun {

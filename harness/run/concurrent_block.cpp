@@ -11,6 +11,7 @@
 #include "harness/http/multi_transport.h"
 #include "harness/load/arrivals.h"
 #include "harness/load/block_stats.h"
+#include "harness/load/server_queue.h"
 #include "harness/process/signals.h"
 #include "harness/prompt/edit.h"
 
@@ -75,11 +76,11 @@ constexpr auto kMaxWait = std::chrono::milliseconds(50);
 class Driver {
  public:
   Driver(std::vector<PreparedCall> calls, int slots, std::vector<double> arrivals_s,
-         backend::LlamaServerBackend& be, const Clock& clock, const ConcurrentHooks& hooks)
+         const ConcurrentServer& server, const Clock& clock, const ConcurrentHooks& hooks)
       : calls_(std::move(calls)),
         arrivals_s_(std::move(arrivals_s)),
         slot_ids_(static_cast<std::size_t>(slots)),
-        be_(be),
+        server_(server),
         clock_(clock),
         hooks_(hooks),
         multi_(clock) {
@@ -143,28 +144,30 @@ class Driver {
     PreparedCall& p = calls_[i];
     const int stream = free_.back();
     free_.pop_back();
-    auto& slot = slot_ids_[static_cast<std::size_t>(stream)];
-    p.spec.slot = stream;
     p.record.stream = stream;
     p.record.in_flight = static_cast<int>(multi_.in_flight()) + 1;
-    if (!p.ids.empty()) {
-      p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot);
+    if (server_.pin_slots) {
+      auto& slot = slot_ids_[static_cast<std::size_t>(stream)];
+      p.spec.slot = stream;
+      if (!p.ids.empty()) {
+        p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot);
+      }
+      slot = p.ids;
     }
-    slot = p.ids;
     const Nanos now = clock_.now();
     p.record.t_start_s = hooks_.elapsed_s(now);
     if (open_loop()) {
       p.record.queue_ms = std::chrono::duration<double, std::milli>(now - due(i)).count();
     }
-    auto stream_state = std::make_shared<backend::CompletionStream>();
+    auto call_stream = std::make_shared<CallStream>(server_.open(p.spec));
     multi_.start(
-        be_.completion_request(p.spec),
-        [stream_state](std::string_view chunk, Nanos arrival) {
-          return stream_state->feed(chunk, arrival);
+        server_.request(p.spec),
+        [call_stream](std::string_view chunk, Nanos arrival) {
+          return call_stream->feed(chunk, arrival);
         },
-        [this, i, stream, stream_state](http::Result res) {
+        [this, i, stream, call_stream](http::Result res) {
           PreparedCall& call = calls_[i];
-          hooks_.finish(call, stream_state->finish(res));
+          hooks_.finish(call, call_stream->finish(res));
           free_.push_back(stream);
           done_.push_back(call.record);
           writer_->push(std::move(call.record));
@@ -175,7 +178,7 @@ class Driver {
   std::vector<PreparedCall> calls_;
   std::vector<double> arrivals_s_;  // empty: closed loop
   std::vector<std::vector<int>> slot_ids_;
-  backend::LlamaServerBackend& be_;
+  const ConcurrentServer& server_;
   const Clock& clock_;
   const ConcurrentHooks& hooks_;
   http::MultiTransport multi_;
@@ -188,21 +191,43 @@ class Driver {
   std::vector<CallRecord> done_;
 };
 
-int slot_ctx_from(const json& props) {
-  const auto it = props.find("default_generation_settings");
-  if (it == props.end() || !it->is_object()) {
-    return 0;
-  }
-  return it->value("n_ctx", 0);
-}
-
 }  // namespace
 
+ConcurrentServer llama_server_calls(backend::LlamaServerBackend& be) {
+  ConcurrentServer s;
+  s.request = [&be](const backend::CompletionSpec& spec) { return be.completion_request(spec); };
+  s.open = [](const backend::CompletionSpec&) {
+    auto state = std::make_shared<backend::CompletionStream>();
+    return CallStream{
+        [state](std::string_view chunk, Nanos arrival) { return state->feed(chunk, arrival); },
+        [state](const http::Result& res) { return state->finish(res); }};
+  };
+  s.pin_slots = true;
+  return s;
+}
+
+ConcurrentServer ollama_calls(backend::OllamaBackend& be) {
+  ConcurrentServer s;
+  s.request = [&be](const backend::CompletionSpec& spec) { return be.generate_request(spec); };
+  s.open = [&be](const backend::CompletionSpec& spec) {
+    auto state = std::make_shared<backend::GenerateStreamDecoder>();
+    const std::size_t prompt_bytes = spec.prompt.size();
+    return CallStream{
+        [state](std::string_view chunk, Nanos arrival) { return state->feed(chunk, arrival); },
+        [state, prompt_bytes, &be](const http::Result& res) {
+          backend::CallResult r = state->result(res);
+          be.refine_calibration(prompt_bytes, r);
+          return r;
+        }};
+  };
+  s.pin_slots = false;
+  return s;
+}
+
 void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
-                          std::uint64_t seed, backend::LlamaServerBackend& be, const Clock& clock,
+                          std::uint64_t seed, const ConcurrentServer& server, const Clock& clock,
                           const ConcurrentHooks& hooks, json& info) {
   info["slots"] = block.config.slots;
-  info["slot_ctx"] = slot_ctx_from(be.describe());
   std::vector<PreparedCall> ready;
   {
     AsyncWriter failures(hooks.write);
@@ -223,7 +248,7 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     arrivals = load::poisson_arrivals_s(seed * 7919ULL + static_cast<std::uint64_t>(block.index),
                                         static_cast<int>(ready.size()), concurrency.rate_per_s);
   }
-  Driver driver(std::move(ready), block.config.slots, std::move(arrivals), be, clock, hooks);
+  Driver driver(std::move(ready), block.config.slots, std::move(arrivals), server, clock, hooks);
   std::vector<CallRecord> records;
   {
     AsyncWriter writer(hooks.write);
@@ -233,6 +258,9 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     info["deferred"] = driver.deferred();
   }
   info["concurrency"] = load::block_stats(records);
+  if (!server.pin_slots) {
+    info["server_queue"] = load::server_queue(records);
+  }
 }
 
 }  // namespace kvbench::run

@@ -72,9 +72,11 @@ OllamaSession::OllamaSession(const scenario::Scenario& s, http::Transport& trans
 OllamaSession::~OllamaSession() = default;
 
 std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
+                                                                    int num_parallel,
                                                                     const fs::path& log_path,
                                                                     json& info) {
-  backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path};
+  backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path,
+                               num_parallel};
   const auto launch = backend::ollama_serve_launch(c, process::find_free_loopback_port());
   json env = json::object();
   for (const auto& [k, v] : launch.env_set) {
@@ -144,6 +146,15 @@ void OllamaSession::prepare(json& server, json& model) {
         s_.server.url);
     fmt::print(stderr, "warning: {}\n", warning);
     server["warnings"] = json::array({warning});
+    if (s_.concurrency.active()) {
+      const std::string parallel = fmt::format(
+          "attached to Ollama at {}: how many calls it serves at once (OLLAMA_NUM_PARALLEL, "
+          "default 1) is a server setting kvbench can neither set nor read; calls beyond it wait "
+          "in the server's queue, and each block's server_queue says where they did",
+          s_.server.url);
+      fmt::print(stderr, "warning: {}\n", parallel);
+      server["warnings"].push_back(parallel);
+    }
     return;
   }
   binary_ = find_ollama(s_.server.binary);
@@ -155,7 +166,7 @@ void OllamaSession::prepare(json& server, json& model) {
   json info;
   std::unique_ptr<backend::ManagedServer> check;
   try {
-    check = start_server(s_.factors.cache_type.front(), log, info);
+    check = start_server(s_.factors.cache_type.front(), 1, log, info);
     backend::OllamaBackend be(transport_, check->url(), {s_.server.model});
     check_server(be, server, model);
   } catch (...) {
@@ -190,12 +201,32 @@ void OllamaSession::record_ps(backend::OllamaBackend& be, json& into) {
   }
 }
 
-backend::Backend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
-                                            json& info) {
+void OllamaSession::record_concurrency(json& info) const {
+  if (!s_.concurrency.active()) {
+    return;
+  }
+  if (!s_.server.managed()) {
+    info["num_parallel"] = nullptr;
+    info["num_parallel_note"] =
+        "attached: the server's OLLAMA_NUM_PARALLEL is unknown to kvbench; server_queue shows "
+        "whether calls waited for a slot";
+  }
+  const json& memory = info["memory"];
+  if (memory.contains("context_length")) {
+    info["slot_ctx"] = memory["context_length"];  // Ollama's context_length is per slot
+  }
+  info["reuse_prediction"] =
+      "none: Ollama picks the slot of each call itself (no id_slot), so what a call could reuse "
+      "is not known in advance";
+}
+
+backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
+                                                  json& info) {
   std::string url = s_.server.url;
   if (s_.server.managed()) {
-    managed_ = start_server(block.config.cache_type,
+    managed_ = start_server(block.config.cache_type, block.config.slots,
                             run_dir / fmt::format("server-block{}.log", block.index), info);
+    info["num_parallel"] = block.config.slots;
     url = managed_->url();
   }
   info["url"] = url;
@@ -218,6 +249,7 @@ backend::Backend& OllamaSession::open_block(const plan::Block& block, const fs::
     }
   }
   info["memory"] = memory;
+  record_concurrency(info);
   if (calibration_) {
     backend_->set_calibration(*calibration_);
   } else {

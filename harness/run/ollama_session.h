@@ -1,8 +1,9 @@
 #pragma once
 // Running a scenario on Ollama: the setup checks before anything is written, and per block the
-// server (a managed `ollama serve` with the block's cache type, or the attached one), an explicit
-// load with the block's num_ctx (so load time stays out of TTFT), /api/ps memory and the token
-// calibration that stands in for a tokenize endpoint.
+// server (a managed `ollama serve` with the block's cache type and its concurrency level as
+// OLLAMA_NUM_PARALLEL, or the attached one), an explicit load with the block's num_ctx (so load
+// time stays out of TTFT), /api/ps memory and the token calibration that stands in for a
+// tokenize endpoint.
 
 #include <chrono>
 #include <cstdint>
@@ -50,18 +51,23 @@ class OllamaSession {
   void prepare(nlohmann::json& server, nlohmann::json& model);
 
   // Starts or reaches the server for `block`, loads the model with the block's num_ctx, reads
-  // /api/ps and calibrates (once per run); fills `info`. Throws Error when the server does not
-  // start, the load fails or the calibration fails.
-  backend::Backend& open_block(const plan::Block& block, const std::filesystem::path& run_dir,
-                               nlohmann::json& info);
+  // /api/ps and calibrates (once per run); fills `info`. A managed server gets
+  // OLLAMA_NUM_PARALLEL = the block's slots ("num_parallel"); with concurrency, an attached one
+  // records "num_parallel": null and why, and every concurrent block records its per-slot
+  // context ("slot_ctx", /api/ps context_length) and that no reuse is predicted. Throws Error
+  // when the server does not start, the load fails or the calibration fails.
+  backend::OllamaBackend& open_block(const plan::Block& block, const std::filesystem::path& run_dir,
+                                     nlohmann::json& info);
 
   // Records /api/ps (and a managed server's memory) at the end and stops a managed server.
   void close_block(nlohmann::json& info);
 
  private:
   std::unique_ptr<backend::ManagedServer> start_server(const std::string& cache_type,
+                                                       int num_parallel,
                                                        const std::filesystem::path& log_path,
                                                        nlohmann::json& info);
+  void record_concurrency(nlohmann::json& info) const;
   void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
   void record_ps(backend::OllamaBackend& be, nlohmann::json& into);
 

@@ -108,6 +108,15 @@ std::uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
+// The per-slot context a llama-server reports in /props.
+int slot_ctx_from(const json& props) {
+  const auto it = props.find("default_generation_settings");
+  if (it == props.end() || !it->is_object()) {
+    return 0;
+  }
+  return it->value("n_ctx", 0);
+}
+
 int longest_prompt_tokens(const plan::Block& block) {
   int n = 0;
   for (const auto& call : block.calls) {
@@ -144,7 +153,8 @@ class Runner {
                             const plan::Block& block);
   void finish_call(PreparedCall& p, backend::CallResult res);
   double elapsed_s(Nanos now);
-  void run_concurrent(backend::LlamaServerBackend& be, const plan::Block& block, json& info);
+  void run_concurrent(const ConcurrentServer& server, backend::Backend& be,
+                      const plan::Block& block, json& info);
   CallRecord base_record(const plan::PlannedCall& call, const plan::Block& block) const;
   void write_record(const CallRecord& r);
   void save_run_json();
@@ -456,7 +466,8 @@ void Runner::run_block(const plan::Block& block) {
   }
   auto backend = std::make_unique<backend::LlamaServerBackend>(transport_, url, api_key);
   if (s_.concurrency.active()) {
-    run_concurrent(*backend, block, info);
+    info["slot_ctx"] = slot_ctx_from(info["props"]);
+    run_concurrent(llama_server_calls(*backend), *backend, block, info);
   }
   int restarts = 0;
   for (std::size_t i = 0; i < block.calls.size() && !s_.concurrency.active(); ++i) {
@@ -516,7 +527,8 @@ void Runner::run_block(const plan::Block& block) {
   save_run_json();
 }
 
-void Runner::run_concurrent(backend::LlamaServerBackend& be, const plan::Block& block, json& info) {
+void Runner::run_concurrent(const ConcurrentServer& server, backend::Backend& be,
+                            const plan::Block& block, json& info) {
   ConcurrentHooks hooks;
   hooks.prepare = [&](const plan::PlannedCall& call) { return prepare_call(be, call, block); };
   hooks.elapsed_s = [&](Nanos now) { return elapsed_s(now); };
@@ -524,7 +536,7 @@ void Runner::run_concurrent(backend::LlamaServerBackend& be, const plan::Block& 
   hooks.write = [&](const CallRecord& r) { write_record(r); };
   hooks.skip = [&](int seq) { return done_.count(seq) != 0; };
   hooks.slot0_ids = slot_ids_;
-  run_concurrent_block(block, s_.concurrency, s_.seed, be, clock_, hooks, info);
+  run_concurrent_block(block, s_.concurrency, s_.seed, server, clock_, hooks, info);
 }
 
 void Runner::run_calls(backend::Backend& be, const plan::Block& block) {
@@ -550,7 +562,7 @@ void Runner::fail_block(const plan::Block& block, json& info, const std::string&
 }
 
 void Runner::run_ollama_block(const plan::Block& block, json info) {
-  backend::Backend* be = nullptr;
+  backend::OllamaBackend* be = nullptr;
   try {
     be = &ollama_->open_block(block, run_dir_, info);
   } catch (const Error& e) {
@@ -558,7 +570,11 @@ void Runner::run_ollama_block(const plan::Block& block, json info) {
     fail_block(block, info, e.what());
     return;
   }
-  run_calls(*be, block);
+  if (s_.concurrency.active()) {
+    run_concurrent(ollama_calls(*be), *be, block, info);
+  } else {
+    run_calls(*be, block);
+  }
   ollama_->close_block(info);
   run_json_["blocks"].push_back(info);
   save_run_json();

@@ -292,21 +292,21 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   }
 }
 
-// Concurrency runs many llama-server slots at once; the pairs of the edit-position experiment
-// need one slot to themselves.
+// Concurrency runs many server slots at once; the pairs of the edit-position experiment need one
+// slot to themselves. An attached llama-server has a fixed number of slots that stream k is
+// pinned to; an attached Ollama takes any number of streams (those beyond its
+// OLLAMA_NUM_PARALLEL wait in its queue, which is measured).
 void check_concurrency(Checker& c, const Scenario& s) {
   if (!s.concurrency.active()) {
     return;
-  }
-  if (s.server.kind == ServerKind::ollama) {
-    c.problem("concurrency", "concurrency runs on llama-server only for now");
   }
   if (!s.factors.edit_position.empty()) {
     c.problem("concurrency",
               "the edit-position experiment reads each pair on one slot: run it without "
               "concurrency");
   }
-  if (!s.server.managed() && s.concurrency.slot_levels().size() > 1) {
+  if (!s.server.managed() && s.server.kind == ServerKind::llama_server &&
+      s.concurrency.slot_levels().size() > 1) {
     c.problem("concurrency.streams",
               "an attached server (server.url) cannot change its slots (-np): give one level or "
               "use a managed server");

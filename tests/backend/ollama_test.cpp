@@ -135,6 +135,50 @@ TEST(GenerateStreamDecoder, TruncatedStreamHasNoFinalLine) {
   EXPECT_EQ(d.trace().token_arrivals.size(), 3U);
 }
 
+TEST(GenerateStreamDecoder, ResultCarriesTheTransportTimesAndTheStream) {
+  const std::string text = read_recording("ollama_generate.ndjson");
+  GenerateStreamDecoder d;
+  d.feed(text, Nanos{5});
+  http::Result res;
+  res.http_status = 200;
+  res.started = Nanos{1};
+  res.first_byte = Nanos{4};
+  res.finished = Nanos{9};
+  const CallResult r = d.result(res);
+  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.trace.sent, Nanos{1});
+  EXPECT_EQ(r.trace.first_byte, Nanos{4});
+  EXPECT_EQ(r.trace.done, Nanos{9});
+  EXPECT_EQ(r.trace.token_arrivals.size(), 8U);
+  EXPECT_EQ(r.server.prompt_n, 12);
+}
+
+TEST(GenerateStreamDecoder, FullQueueIsAnHttpErrorWithItsStatusAndMessage) {
+  // A 503 body never reaches the decoder: the transport collects it.
+  GenerateStreamDecoder d;
+  http::Result res;
+  res.outcome = http::Outcome::http_error;
+  res.http_status = 503;
+  res.error = "server busy, please try again.  maximum pending requests exceeded";
+  const CallResult r = d.result(res);
+  EXPECT_EQ(r.outcome, "http_error");
+  EXPECT_EQ(r.http_status, 503);
+  EXPECT_EQ(r.error, res.error);
+  EXPECT_TRUE(r.trace.token_arrivals.empty());
+}
+
+TEST(GenerateStreamDecoder, ResultWithoutAFinalLineIsAStreamError) {
+  const std::string text = read_recording("ollama_generate.ndjson");
+  GenerateStreamDecoder d;
+  d.feed(std::string_view(text).substr(0, end_of_line(text, 2) + 1), Nanos{1});
+  http::Result res;
+  res.http_status = 200;
+  const CallResult r = d.result(res);
+  EXPECT_EQ(r.outcome, "stream_error");
+  EXPECT_EQ(r.trace.token_arrivals.size(), 3U);
+}
+
 TEST(DecodeGenerateLine, MalformedAndDoneLessLinesAreErrors) {
   EXPECT_THAT(decode_generate_line(R"({"response": "x)").error,
               ::testing::HasSubstr("malformed stream line"));
@@ -156,6 +200,52 @@ TEST(GenerateBody, RawStreamedGreedyWithNumCtx) {
   EXPECT_EQ(p["stream"], false);
   EXPECT_EQ(p["options"]["num_ctx"], 1024);
   EXPECT_EQ(p["options"]["num_predict"], 1);
+}
+
+// A transport the test never expects to be used: the backend's pure parts only.
+class NoTransport final : public http::Transport {
+ public:
+  http::Result stream(const http::Request& req, const http::ChunkSink& /*sink*/) override {
+    ADD_FAILURE() << "unexpected stream to " << req.url;
+    return {};
+  }
+  http::Result fetch(const http::Request& req) override {
+    ADD_FAILURE() << "unexpected fetch of " << req.url;
+    return {};
+  }
+};
+
+TEST(OllamaBackend, GenerateRequestIsTheStreamedBodyWithTheTimeout) {
+  NoTransport t;
+  const OllamaTarget target{"synthetic-small", 2048, "30m"};
+  const OllamaBackend be(t, "http://127.0.0.1:9", target);
+  CompletionSpec spec;
+  spec.prompt = "hello";
+  spec.timeout = std::chrono::milliseconds(1500);
+  const auto req = be.generate_request(spec);
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.url, "http://127.0.0.1:9/api/generate");
+  EXPECT_EQ(req.timeout, std::chrono::milliseconds(1500));
+  EXPECT_EQ(json::parse(req.body), generate_body(spec, target));
+}
+
+TEST(OllamaBackend, OnlyOkCallsWithACountRefineTheCalibration) {
+  NoTransport t;
+  OllamaBackend be(t, "http://127.0.0.1:9", {"m", 2048, "30m"});
+  CallResult ok;
+  ok.server.prompt_n = 51;
+  be.refine_calibration(200, ok);
+  EXPECT_FALSE(be.calibration()) << "nothing to refine before the calibration";
+  be.set_calibration(fit_calibration({{100, 26}, {400, 101}}));
+  CallResult refused = ok;
+  refused.outcome = "http_error";
+  be.refine_calibration(200, refused);
+  CallResult uncounted;
+  be.refine_calibration(200, uncounted);
+  EXPECT_EQ(be.calibration()->points.size(), 2U);
+  be.refine_calibration(200, ok);
+  ASSERT_EQ(be.calibration()->points.size(), 3U);
+  EXPECT_EQ(be.calibration()->points.back(), (std::pair<std::size_t, int>{200, 51}));
 }
 
 TEST(TokenCalibration, FitsTheLineAndEstimates) {
@@ -199,6 +289,18 @@ TEST(FindPsEntry, MatchesNameWithImpliedLatestTag) {
   EXPECT_EQ((*find_ps_entry(ps, "synthetic-small:latest"))["context_length"], 2048);
   EXPECT_FALSE(find_ps_entry(ps, "synthetic-small:q8"));
   EXPECT_FALSE(find_ps_entry(json::object(), "x"));
+}
+
+TEST(OllamaServeLaunch, NumParallelGoesIntoTheEnvironment) {
+  OllamaServeConfig c{"/usr/bin/ollama", "f16", false, "/tmp/x.log", 4};
+  const auto l = ollama_serve_launch(c, 4321);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(l.env_set, (Env{{"OLLAMA_HOST", "127.0.0.1:4321"},
+                            {"OLLAMA_KV_CACHE_TYPE", "f16"},
+                            {"OLLAMA_FLASH_ATTENTION", "0"},
+                            {"OLLAMA_NUM_PARALLEL", "4"},
+                            {"OLLAMA_MAX_LOADED_MODELS", "1"}}));
+  EXPECT_EQ(l.argv.size(), 2U) << "an argument vector, no shell";
 }
 
 TEST(OllamaServeLaunch, SetsTheServerEnvironment) {

@@ -61,6 +61,62 @@ TEST(ConcurrencyReport, VariantColumnOnlyWhenTheRunHasVariants) {
       << out.str();
 }
 
+json queue(int waited, int served, int in_flight, int load_reported) {
+  json q = {{"calls", 8},
+            {"service_ms_p50", 45.0},
+            {"waited", waited},
+            {"max_in_flight", in_flight},
+            {"served_at_once", served},
+            {"load_duration_reported", load_reported},
+            {"wait_ms", {{"p50", 40.0}, {"p90", 46.0}, {"p99", 47.0}, {"n", 8}}}};
+  if (waited > 0) {
+    q["waited_ms"] = {{"p50", 44.25}, {"p90", 46.5}, {"p99", 47.0}, {"n", waited}};
+  }
+  if (load_reported > 0) {
+    q["load_duration_ms"] = {{"p50", 43.0}, {"p90", 45.0}, {"p99", 46.0}, {"n", load_reported}};
+  }
+  return q;
+}
+
+TEST(ConcurrencyReport, AttachedOllamaThatQueuedSaysWhereAndWhatItsParallelLooksLike) {
+  json b = block(0, 4, stats(8, 0, 95.5));
+  b["num_parallel"] = nullptr;
+  b["server_queue"] = queue(6, 2, 4, 6);
+  EXPECT_EQ(queue_sentence(b),
+            "block 0: 6 of 8 calls waited inside the server before it read them (wait p50 44.2 "
+            "ms, p90 46.5 ms, in their TTFT); it served at most 2 at once while up to 4 were in "
+            "flight; kvbench attached and could not set OLLAMA_NUM_PARALLEL: the server's looks "
+            "like 2. The server reported load_duration on 6 calls (p50 43.0 ms): Ollama counts "
+            "waiting in its queue as loading.");
+  json run = {{"blocks", json::array({b})}};
+  std::ostringstream out;
+  write_concurrency_markdown(out, run);
+  EXPECT_NE(out.str().find("\n- block 0: 6 of 8 calls waited"), std::string::npos) << out.str();
+}
+
+TEST(ConcurrencyReport, ManagedOllamaWithoutWaitsNamesTheParallelItSet) {
+  json b = block(1, 4, stats(8, 0, 95.5));
+  b["num_parallel"] = 4;
+  b["server_queue"] = queue(0, 4, 4, 0);
+  EXPECT_EQ(queue_sentence(b),
+            "block 1: no call waited inside the server; it served up to 4 at once; "
+            "OLLAMA_NUM_PARALLEL was 4 (set by kvbench).");
+  b.erase("num_parallel");
+  b["server_queue"] = {{"calls", 8}};
+  EXPECT_EQ(queue_sentence(b),
+            "block 1: the server reported no durations, so where calls waited is not known.");
+  EXPECT_EQ(queue_sentence(block(2, 4, stats(8, 0, 1.0))), "") << "llama-server: no queue";
+}
+
+TEST(ConcurrencyReport, AttachedOllamaThatNeverQueuedGivesALowerBound) {
+  json b = block(0, 4, stats(8, 0, 95.5));
+  b["num_parallel"] = nullptr;
+  b["server_queue"] = queue(0, 4, 4, 0);
+  EXPECT_EQ(queue_sentence(b),
+            "block 0: no call waited inside the server; it served up to 4 at once; kvbench "
+            "attached and could not set OLLAMA_NUM_PARALLEL: the server's is at least 4.");
+}
+
 TEST(ConcurrencyReport, NothingWithoutConcurrentBlocks) {
   std::ostringstream out;
   write_concurrency_markdown(out, {{"blocks", json::array({{{"index", 0}}})}});

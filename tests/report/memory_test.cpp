@@ -151,6 +151,29 @@ TEST(MemoryReport, OllamaApiPsSizeGivesTheSlope) {
   EXPECT_THAT(md.str(), HasSubstr("- Ollama's /api/ps size after load: **f16 = bf16** explains"));
 }
 
+TEST(MemoryReport, ParallelSlotsMultiplyTheCellsOnEitherServer) {
+  // Two KV heads of 64 in 2 layers, f16: 1024 bytes per token.
+  auto ps_block = [](int index, json parallel) {
+    return json{{"index", index},           {"num_ctx", 1024},
+                {"cache_type", "f16"},      {"slots", 4},
+                {"num_parallel", parallel}, {"memory", {{"size_bytes", 5000000U}}}};
+  };
+  json llama = ps_block(2, 0);
+  llama.erase("num_parallel");
+  json one_at_a_time = ps_block(3, 0);
+  one_at_a_time.erase("num_parallel");
+  one_at_a_time.erase("slots");
+  const json run = {{"model", {{"shape", shape(2, 2, 64)}}},
+                    {"blocks", {ps_block(0, 4), ps_block(1, nullptr), llama, one_at_a_time}}};
+  const auto a = analyze_memory(run);
+  ASSERT_EQ(a.blocks.size(), 4U);
+  EXPECT_EQ(a.blocks[0].cells, 4096U) << "OLLAMA_NUM_PARALLEL=4: four slots of 1024";
+  EXPECT_EQ(a.blocks[0].kv_arithmetic_bytes, 4096U * 1024U);
+  EXPECT_FALSE(a.blocks[1].kv_arithmetic_bytes) << "attached Ollama: its slots are unknown";
+  EXPECT_EQ(a.blocks[2].cells, 4096U) << "llama-server -np 4 -c 4096";
+  EXPECT_EQ(a.blocks[3].cells, 1024U);
+}
+
 TEST(MemoryReport, NothingWithoutMemory) {
   const json run = {{"blocks", {{{"index", 0}, {"num_ctx", 4096}, {"cache_type", "f16"}}}}};
   std::ostringstream md;

@@ -163,6 +163,29 @@ TEST(Scenario, OllamaTakesTheEditPositionExperiment) {
   EXPECT_EQ(s.factors.edit_position.size(), 3U);
 }
 
+TEST(Scenario, OllamaTakesConcurrencyManagedOrAttachedAtAnyLevels) {
+  const auto managed = parse_scenario(R"({"name": "x",
+      "server": {"kind": "ollama", "model": "llama3.2:1b"},
+      "factors": {"prompt_tokens": [64]}, "concurrency": {"streams": [1, 4]}})",
+                                      "s.json");
+  EXPECT_EQ(managed.concurrency.slot_levels(), (std::vector<int>{1, 4}));
+  // Attached, every level goes to the one server: those beyond its OLLAMA_NUM_PARALLEL queue.
+  const auto attached = parse_scenario(R"({"name": "x",
+      "server": {"kind": "ollama", "model": "llama3.2:1b", "url": "http://127.0.0.1:11434"},
+      "factors": {"prompt_tokens": [64]}, "concurrency": {"streams": [2, 8]}})",
+                                       "s.json");
+  EXPECT_EQ(attached.concurrency.slot_levels(), (std::vector<int>{2, 8}));
+  EXPECT_THAT(error_of(R"({"name": "x",
+      "server": {"kind": "ollama", "model": "llama3.2:1b"},
+      "factors": {"prompt_tokens": [1024], "edit_position": [0.5]},
+      "concurrency": {"streams": [4]}})"),
+              HasSubstr("concurrency: the edit-position experiment reads each pair on one slot"));
+  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
+      "factors": {"prompt_tokens": [64]}, "concurrency": {"streams": [1, 4]}})"),
+              HasSubstr("concurrency.streams: an attached server (server.url) cannot change its "
+                        "slots"));
+}
+
 TEST(Scenario, AttachedUrlLosesTrailingSlash) {
   const auto s = parse_scenario(
       R"({"name": "x", "server": {"url": "http://127.0.0.1:8080/"}, "factors": {"prompt_tokens": [1]}})",
