@@ -84,7 +84,11 @@ bool deliver(CallState& state, std::string_view chunk, Nanos arrival) {
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto& state = *static_cast<CallState*>(user);
-  const Nanos arrival = state.clock->now();  // first: the time these bytes reached us
+  Nanos arrival = state.clock->now();  // first: the time these bytes reached us
+  if (state.ready != nullptr && state.ready->socket != CURL_SOCKET_BAD &&
+      get_info<curl_socket_t>(state.easy, CURLINFO_ACTIVESOCKET) == state.ready->socket) {
+    arrival = state.ready->at;  // earlier: when the loop learned they were there
+  }
   const std::size_t length = size * count;
   if (length == 0) {
     return 0;

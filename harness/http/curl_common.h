@@ -49,9 +49,20 @@ Value get_info(CURL* easy, CURLINFO info) {
 // The request's headers plus a JSON Content-Type for a body without one and an empty Expect.
 SlistPtr build_headers(const Request& req);
 
+// The socket an event loop is handing to libcurl and the time its wait returned with that socket
+// ready: the bytes libcurl then reads from it had arrived by then.
+struct ReadyStamp {
+  curl_socket_t socket = CURL_SOCKET_BAD;  // CURL_SOCKET_BAD: none
+  Nanos at{0};
+};
+
 // What one transfer shares with the write callback.
 struct CallState {
   const Clock* clock = nullptr;
+  // The event loop's stamp (MultiTransport), or null. A chunk read from its socket is stamped with
+  // its time rather than the callback's, so the time spent on other sockets ready in the same
+  // wake-up does not count against this one.
+  const ReadyStamp* ready = nullptr;
   CURL* easy = nullptr;
   const ChunkSink* sink = nullptr;  // null: collect the whole body
   Result* result = nullptr;

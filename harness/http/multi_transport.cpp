@@ -77,16 +77,22 @@ class MultiTransport::Multi {
     if (ready < 0 && errno != EINTR) {
       throw Error("epoll_wait failed");
     }
+    const Nanos woke = clock_.now();
     for (int i = 0; i < ready; ++i) {
       const epoll_event& ev = events_[static_cast<std::size_t>(i)];
       int mask = 0;
       mask |= (ev.events & EPOLLIN) != 0 ? CURL_CSELECT_IN : 0;
       mask |= (ev.events & EPOLLOUT) != 0 ? CURL_CSELECT_OUT : 0;
       mask |= (ev.events & (EPOLLERR | EPOLLHUP)) != 0 ? CURL_CSELECT_ERR : 0;
-      act(static_cast<curl_socket_t>(ev.data.fd), mask);
+      ready_ = {static_cast<curl_socket_t>(ev.data.fd), woke};
+      act(ready_.socket, mask);
+      ready_ = {};
     }
     act_on_timer();
   }
+
+  // What the write callbacks read while a ready socket is handed to libcurl.
+  const curl_detail::ReadyStamp& ready() const { return ready_; }
 
   // Runs libcurl's timeout action when its timer is due (a new call is due at once).
   void act_on_timer() {
@@ -140,7 +146,8 @@ class MultiTransport::Multi {
   int epoll_ = -1;
   bool timer_armed_ = false;
   Nanos timer_due_{0};
-  std::array<epoll_event, 256> events_{};
+  curl_detail::ReadyStamp ready_;
+  std::array<epoll_event, 1024> events_{};  // all of a burst from hundreds of streams at once
 };
 
 // One call: its easy handle (kept for reuse), the request it owns (libcurl points into its body),
@@ -186,6 +193,7 @@ void MultiTransport::start(Request req, ChunkSink sink, Done done) {
   t->result = Result{};
   t->state = CallState{};
   t->state.clock = &clock_;
+  t->state.ready = &multi_->ready();
   t->state.easy = t->easy.get();
   t->state.sink = &t->sink;
   t->state.result = &t->result;
