@@ -207,8 +207,11 @@ void MultiTransport::start(Request req, ChunkSink sink, Done done) {
   busy_.push_back(std::move(t));
   ++active_;
   // Send it now rather than after whatever else this wake-up has to do (other calls ending and
-  // starting), which would otherwise count in this call's TTFT. Calls this ends are read later.
+  // starting), which would otherwise count in this call's TTFT; then read what other calls
+  // received meanwhile, so a burst of starts does not delay their stamps. Calls that end here
+  // are reported by the next poll().
   multi_->act_on_timer();
+  multi_->wait_and_act(std::chrono::milliseconds(0));
   started_in_callback_ = true;
 }
 

@@ -14,7 +14,7 @@
 //
 //   overhead_bench --stub PATH [--streams 1,64,512] [--calls N] [--first-ms 20] [--token-ms 5]
 //                  [--tokens 16] [--curl-calls 50] [--python PATH|none] [--json FILE] [--check]
-//                  [--max-rate 20000] [--no-warmup]
+//                  [--max-rate 0] [--no-warmup]
 // --max-rate caps the tokens per second of all streams together (each stream's interval grows at
 // high stream counts; 0: no cap). Unless --no-warmup, each stream's first call, which opens its
 // connection, is not measured (curl opens one per call and measures after it).
@@ -61,7 +61,7 @@ struct Options {
   std::string python = "scripts/stream_client.py";
   std::string json_out;
   bool check = false;
-  double max_rate = 20000;  // tokens per second over all streams; 0: no cap
+  double max_rate = 0;  // tokens per second over all streams; 0: no cap
   bool warmup = true;
 };
 
