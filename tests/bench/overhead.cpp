@@ -428,13 +428,15 @@ int main(int argc, char** argv) try {
     }
   }
   fs::remove_all(dir);
-  fmt::print(
-      "stub: first token after {} ms, then a token every {} ms per stream (at most {} tokens/s over "
-      "all streams: {}), {} tokens; {}\n\n",
-      o.first_ms, o.token_ms, o.max_rate, o.max_rate > 0 ? "slower streams above that" : "no cap",
-      o.tokens,
-      o.warmup ? "each stream's first call (opening its connection) is not measured"
-               : "every call measured, connects included");
+  const std::string cap =
+      o.max_rate > 0
+          ? fmt::format(" (at most {:g} tokens/s over all streams: slower streams above that)",
+                        o.max_rate)
+          : std::string();
+  fmt::print("stub: first token after {} ms, then a token every {} ms per stream{}, {} tokens; {}\n\n",
+             o.first_ms, o.token_ms, cap, o.tokens,
+             o.warmup ? "each stream's first call (opening its connection) is not measured"
+                      : "every call measured, connects included");
   fmt::print(
       "| client | streams | token every ms | calls | lost | TTFT error ms p50 / p99 | "
       "TTFT error after connect ms p50 / p99 | inter-token error ms p50 / p99 | "
