@@ -17,10 +17,10 @@ inline constexpr int kRecordVersion = 1;
 
 // Raw client-side observations of one streamed call, all on the one steady clock.
 struct CallTrace {
-  Nanos sent{0};        // request handed to the network
+  Nanos sent{0};         // request handed to the network
   Nanos request_out{0};  // connection ready, request about to be written (0: never got there)
-  Nanos first_byte{0};  // first body byte arrived (0: none)
-  Nanos done{0};        // transfer finished
+  Nanos first_byte{0};   // first body byte arrived (0: none)
+  Nanos done{0};         // transfer finished
   // Arrival time of every streamed event that carried generated tokens, and how many it carried.
   std::vector<Nanos> token_arrivals;
   std::vector<int> token_counts;
@@ -33,10 +33,10 @@ struct ClientTiming {
   // sent -> request written: the connect (none on a reused connection) and the client's own
   // share of the TTFT
   std::optional<double> request_out_ms;
-  std::optional<double> e2e_ms;         // sent -> done
-  std::optional<double> decode_tps;     // (tokens after the first) / (last - first token time)
-  int tokens = 0;                       // generated tokens seen in the stream
-  std::vector<double> token_ms;         // each token event's arrival, ms after sent
+  std::optional<double> e2e_ms;      // sent -> done
+  std::optional<double> decode_tps;  // (tokens after the first) / (last - first token time)
+  int tokens = 0;                    // generated tokens seen in the stream
+  std::vector<double> token_ms;      // each token event's arrival, ms after sent
 };
 
 // TTFT, decode rate and the rest from raw timestamps. A trace with no token has no TTFT; fewer

@@ -6,10 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "harness/http/curl_common.h"
 #include <sys/epoll.h>
 #include <unistd.h>
-
-#include "harness/http/curl_common.h"
 
 namespace kvbench::http {
 
@@ -73,7 +72,8 @@ class MultiTransport::Multi {
           std::chrono::ceil<std::chrono::milliseconds>(timer_due_ - clock_.now()));
       wait_ms = std::clamp(static_cast<int>(until.count()), 0, wait_ms);
     }
-    const int ready = ::epoll_wait(epoll_, events_.data(), static_cast<int>(events_.size()), wait_ms);
+    const int ready =
+        ::epoll_wait(epoll_, events_.data(), static_cast<int>(events_.size()), wait_ms);
     if (ready < 0 && errno != EINTR) {
       throw Error("epoll_wait failed");
     }
@@ -244,8 +244,8 @@ void MultiTransport::finish_ended() {
     const CURLcode code = msg->data.result;
     const Nanos finished = clock_.now();
     Transfer* owner = curl_detail::get_info<Transfer*>(easy, CURLINFO_PRIVATE);
-    auto it = std::find_if(busy_.begin(), busy_.end(),
-                           [&](const auto& t) { return t.get() == owner; });
+    auto it =
+        std::find_if(busy_.begin(), busy_.end(), [&](const auto& t) { return t.get() == owner; });
     if (it == busy_.end()) {
       continue;
     }

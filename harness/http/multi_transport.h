@@ -29,8 +29,9 @@ class MultiTransport {
 
   // Starts `req` now (Result::started is stamped here): libcurl connects (or takes an open
   // connection) and writes the request before start() returns, as far as the socket allows; the
-  // rest happens in poll(). Must not be called from a sink. A 2xx body reaches `sink` chunk by chunk; an error body is collected as in
-  // CurlTransport. Returning false from the sink aborts that call only.
+  // rest happens in poll(). Must not be called from a sink. A 2xx body reaches `sink` chunk by
+  // chunk; an error body is collected as in CurlTransport. Returning false from the sink aborts
+  // that call only.
   void start(Request req, ChunkSink sink, Done done);
 
   // Moves every call along, waits at most `max_wait` for network activity, and calls `done` for

@@ -57,7 +57,7 @@ struct Result {
   // Empty on ok. Otherwise libcurl's message, or for http_error the server's error message
   // (see error_message_from_body), or why the sink stopped the call.
   std::string error;
-  Nanos started{0};     // Clock time just before the request was handed to the network
+  Nanos started{0};  // Clock time just before the request was handed to the network
   // Clock time the connection was ready and the request was about to be written (libcurl's
   // pre-request callback: after the connect or the reuse of an open connection); 0 if the call
   // never got that far. request_out - started is the client's and the connect's share of a TTFT.

@@ -433,10 +433,11 @@ int main(int argc, char** argv) try {
           ? fmt::format(" (at most {:g} tokens/s over all streams: slower streams above that)",
                         o.max_rate)
           : std::string();
-  fmt::print("stub: first token after {} ms, then a token every {} ms per stream{}, {} tokens; {}\n\n",
-             o.first_ms, o.token_ms, cap, o.tokens,
-             o.warmup ? "each stream's first call (opening its connection) is not measured"
-                      : "every call measured, connects included");
+  fmt::print(
+      "stub: first token after {} ms, then a token every {} ms per stream{}, {} tokens; {}\n\n",
+      o.first_ms, o.token_ms, cap, o.tokens,
+      o.warmup ? "each stream's first call (opening its connection) is not measured"
+               : "every call measured, connects included");
   fmt::print(
       "| client | streams | token every ms | calls | lost | TTFT error ms p50 / p99 | "
       "TTFT error after connect ms p50 / p99 | inter-token error ms p50 / p99 | "
@@ -445,8 +446,9 @@ int main(int argc, char** argv) try {
   for (const auto& r : rows) {
     fmt::print("| {} | {} | {:g} | {} | {} | {} | {} | {} | {} |\n", r["client"].get<std::string>(),
                r["streams"].get<int>(), r["token_ms"].get<double>(), r["calls"].get<int>(),
-               r["lost"].get<int>(), cell(r["ttft_error_ms"]), cell(r["ttft_after_connect_error_ms"]),
-               cell(r["itl_error_ms"]), cell(r["arrival_lag_ms"]));
+               r["lost"].get<int>(), cell(r["ttft_error_ms"]),
+               cell(r["ttft_after_connect_error_ms"]), cell(r["itl_error_ms"]),
+               cell(r["arrival_lag_ms"]));
   }
   if (!o.json_out.empty()) {
     std::ofstream(o.json_out) << rows.dump(2) << '\n';

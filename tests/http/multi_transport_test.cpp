@@ -115,17 +115,17 @@ TEST(MultiTransport, ChunksOfOneCallArriveInOrderWhileAnotherStreams) {
   Gate gate_b;
   const auto route = [](Gate& gate) {
     return [&gate](const httplib::Request&, httplib::Response& res) {
-      res.set_chunked_content_provider("text/event-stream", [&gate](std::size_t,
-                                                                    httplib::DataSink& sink) {
-        for (int i = 0; i < 3; ++i) {
-          const std::string event = "data: " + std::to_string(i) + "\n\n";
-          if (!sink.write(event.data(), event.size()) || !gate.wait_for(i + 1)) {
-            return false;
-          }
-        }
-        sink.done();
-        return true;
-      });
+      res.set_chunked_content_provider(
+          "text/event-stream", [&gate](std::size_t, httplib::DataSink& sink) {
+            for (int i = 0; i < 3; ++i) {
+              const std::string event = "data: " + std::to_string(i) + "\n\n";
+              if (!sink.write(event.data(), event.size()) || !gate.wait_for(i + 1)) {
+                return false;
+              }
+            }
+            sink.done();
+            return true;
+          });
     };
   };
   HttplibServer server([&](httplib::Server& s) {
