@@ -1,6 +1,8 @@
 #include "harness/backend/completion_stream.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "harness/backend/llama_server.h"
 
@@ -42,7 +44,12 @@ CallResult CompletionStream::finish(const http::Result& res) {
     on_event(e);
   }
   events_.clear();
-  CallResult r = std::move(result_);
+  return streamed_result(std::move(result_), res, stream_error_, final_seen_,
+                         "the stream ended without a final event");
+}
+
+CallResult streamed_result(CallResult r, const http::Result& res, const std::string& stream_error,
+                           bool final_seen, std::string_view missing_final) {
   r.trace.sent = res.started;
   r.trace.first_byte = res.first_byte;
   r.trace.request_out = res.request_out;
@@ -50,15 +57,15 @@ CallResult CompletionStream::finish(const http::Result& res) {
   if (res.http_status != 0) {
     r.http_status = res.http_status;
   }
-  if (!stream_error_.empty()) {
+  if (!stream_error.empty()) {
     r.outcome = "server_error";
-    r.error = stream_error_;
+    r.error = stream_error;
   } else if (res.outcome != http::Outcome::ok) {
     r.outcome = std::string(http::to_string(res.outcome));
     r.error = res.error;
-  } else if (!final_seen_) {
+  } else if (!final_seen) {
     r.outcome = "stream_error";
-    r.error = "the stream ended without a final event";
+    r.error = std::string(missing_final);
   }
   return r;
 }

@@ -14,6 +14,13 @@
 
 namespace kvbench::backend {
 
+// How a streamed call ended, whatever the server kind: `r` (its trace and server figures as the
+// decoder filled them) gets the transport's times and status, and its outcome: "server_error"
+// with `stream_error` when the stream carried an error, else the transport's outcome, else
+// "stream_error" with `missing_final` when the stream ended without its final event.
+CallResult streamed_result(CallResult r, const http::Result& res, const std::string& stream_error,
+                           bool final_seen, std::string_view missing_final);
+
 class CompletionStream {
  public:
   // Frames and decodes one body chunk that arrived at `arrival`. Returns false once the server

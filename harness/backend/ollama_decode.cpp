@@ -4,9 +4,11 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "harness/backend/completion_stream.h"
 #include "harness/backend/json_error.h"
 #include "harness/backend/json_scan.h"
 #include "harness/backend/ollama.h"
@@ -163,24 +165,8 @@ CallResult GenerateStreamDecoder::result(const http::Result& res) {
   CallResult r;
   r.trace = trace_;
   r.server = server_;
-  r.trace.sent = res.started;
-  r.trace.first_byte = res.first_byte;
-  r.trace.request_out = res.request_out;
-  r.trace.done = res.finished;
-  if (res.http_status != 0) {
-    r.http_status = res.http_status;
-  }
-  if (!error_.empty()) {
-    r.outcome = "server_error";
-    r.error = error_;
-  } else if (res.outcome != http::Outcome::ok) {
-    r.outcome = std::string(http::to_string(res.outcome));
-    r.error = res.error;
-  } else if (!final_seen_) {
-    r.outcome = "stream_error";
-    r.error = "the stream ended without a final (done: true) line";
-  }
-  return r;
+  return streamed_result(std::move(r), res, error_, final_seen_,
+                         "the stream ended without a final (done: true) line");
 }
 
 void GenerateStreamDecoder::on_line(const http::NdjsonLine& line) {
