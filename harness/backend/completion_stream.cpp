@@ -8,7 +8,7 @@
 
 namespace kvbench::backend {
 
-void CompletionStream::on_event(const http::SseEvent& sse) {
+void CompletionStream::on_event(const http::SseEventView& sse) {
   const auto ev = decode_completion_event(sse.event, sse.data);
   if (ev.type == CompletionEvent::Type::error) {
     stream_error_ = ev.error;
@@ -30,20 +30,12 @@ void CompletionStream::on_event(const http::SseEvent& sse) {
 }
 
 bool CompletionStream::feed(std::string_view chunk, Nanos arrival) {
-  framer_.feed(chunk, arrival, events_);
-  for (const auto& e : events_) {
-    on_event(e);
-  }
-  events_.clear();
+  framer_.feed(chunk, arrival, on_event_);
   return stream_error_.empty();
 }
 
 CallResult CompletionStream::finish(const http::Result& res) {
-  framer_.finish(events_);
-  for (const auto& e : events_) {
-    on_event(e);
-  }
-  events_.clear();
+  framer_.finish(on_event_);
   return streamed_result(std::move(result_), res, stream_error_, final_seen_,
                          "the stream ended without a final event");
 }

@@ -23,6 +23,11 @@ CallResult streamed_result(CallResult r, const http::Result& res, const std::str
 
 class CompletionStream {
  public:
+  CompletionStream() = default;
+  // Not copied or moved: the framer's callback points at this object.
+  CompletionStream(const CompletionStream&) = delete;
+  CompletionStream& operator=(const CompletionStream&) = delete;
+
   // Frames and decodes one body chunk that arrived at `arrival`. Returns false once the server
   // sent an error event: the call should stop.
   bool feed(std::string_view chunk, Nanos arrival);
@@ -33,10 +38,10 @@ class CompletionStream {
   CallResult finish(const http::Result& res);
 
  private:
-  void on_event(const http::SseEvent& sse);
+  void on_event(const http::SseEventView& sse);
 
   http::SseFramer framer_;
-  std::vector<http::SseEvent> events_;
+  http::SseFramer::EventFn on_event_ = [this](const http::SseEventView& e) { on_event(e); };
   CallResult result_;
   bool final_seen_ = false;
   std::string stream_error_;

@@ -16,7 +16,21 @@ std::size_t find_line_end(std::string_view text, std::size_t pos) {
 
 }  // namespace
 
+SseFramer::EventFn SseFramer::appender(std::vector<SseEvent>& out) {
+  return [&out](const SseEventView& e) {
+    out.push_back(SseEvent{std::string(e.event), std::string(e.data), e.arrival});
+  };
+}
+
 void SseFramer::feed(std::string_view chunk, Nanos arrival, std::vector<SseEvent>& out) {
+  feed(chunk, arrival, appender(out));
+}
+
+void SseFramer::finish(std::vector<SseEvent>& out) {
+  finish(appender(out));
+}
+
+void SseFramer::feed(std::string_view chunk, Nanos arrival, const EventFn& on_event) {
   if (chunk.empty()) {
     return;
   }
@@ -34,10 +48,10 @@ void SseFramer::feed(std::string_view chunk, Nanos arrival, std::vector<SseEvent
     }
     const std::string_view piece = chunk.substr(pos, end - pos);
     if (line_.empty()) {
-      process_line(piece, arrival, out);
+      process_line(piece, arrival, on_event);
     } else {
       line_.append(piece);
-      process_line(line_, arrival, out);
+      process_line(line_, arrival, on_event);
       line_.clear();
     }
     pos = end + 1;
@@ -51,13 +65,13 @@ void SseFramer::feed(std::string_view chunk, Nanos arrival, std::vector<SseEvent
   }
 }
 
-void SseFramer::finish(std::vector<SseEvent>& out) {
+void SseFramer::finish(const EventFn& on_event) {
   if (!line_.empty()) {
-    process_line(line_, last_arrival_, out);
+    process_line(line_, last_arrival_, on_event);
     line_.clear();
   }
   if (!data_.empty()) {
-    dispatch(last_arrival_, out);
+    dispatch(last_arrival_, on_event);
   }
   event_.clear();
   skip_lf_ = false;
@@ -72,12 +86,12 @@ void SseFramer::reset() {
   comments_ = 0;
 }
 
-void SseFramer::process_line(std::string_view line, Nanos arrival, std::vector<SseEvent>& out) {
+void SseFramer::process_line(std::string_view line, Nanos arrival, const EventFn& on_event) {
   if (line.empty()) {
     if (data_.empty()) {
       event_.clear();  // an event without data is dropped
     } else {
-      dispatch(arrival, out);
+      dispatch(arrival, on_event);
     }
     return;
   }
@@ -103,12 +117,18 @@ void SseFramer::process_line(std::string_view line, Nanos arrival, std::vector<S
   }
 }
 
-void SseFramer::dispatch(Nanos arrival, std::vector<SseEvent>& out) {
+void SseFramer::dispatch(Nanos arrival, const EventFn& on_event) {
   data_.pop_back();  // the '\n' after the last data line
-  out.push_back(SseEvent{event_.empty() ? std::string("message") : std::move(event_),
-                         std::move(data_), arrival});
-  event_.clear();
-  data_.clear();
+  // The event is spent even if the callback throws: the framer stays ready for the next one.
+  struct Spend {
+    SseFramer& framer;
+    ~Spend() {
+      framer.event_.clear();
+      framer.data_.clear();
+    }
+  } spend{*this};
+  on_event(SseEventView{event_.empty() ? std::string_view("message") : std::string_view(event_),
+                        data_, arrival});
 }
 
 }  // namespace kvbench::http

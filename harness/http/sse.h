@@ -3,6 +3,7 @@
 // OpenAI-compatible servers stream it. Pure: bytes in, events out, no I/O and no JSON.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,13 @@ struct SseEvent {
   bool operator==(const SseEvent&) const = default;
 };
 
+// An event as the framer hands it to a callback: views valid only during the call.
+struct SseEventView {
+  std::string_view event;  // "message" when the stream named none
+  std::string_view data;
+  Nanos arrival{0};
+};
+
 // Cuts a byte stream, fed in chunks of any size, into events. Lines may end in "\n", "\r\n" or
 // "\r", and a chunk may end anywhere, even between the '\r' and '\n' of one line ending. Fields:
 // `data:` (one leading space dropped) appends a data line; `event:` names the event; `error:`
@@ -30,10 +38,16 @@ class SseFramer {
   // Frames `chunk`, which arrived at `arrival`, and appends every event it completes to `out`.
   void feed(std::string_view chunk, Nanos arrival, std::vector<SseEvent>& out);
 
+  // The same, handing each completed event to `on_event` without copying it (the framer's
+  // buffers keep their capacity, so a stream allocates nothing once they have grown).
+  using EventFn = std::function<void(const SseEventView&)>;
+  void feed(std::string_view chunk, Nanos arrival, const EventFn& on_event);
+
   // End of the stream: a last line without a line ending is processed, and an event not yet
   // followed by a blank line is appended to `out` with the arrival of the last chunk fed. The
   // framer is then ready for a new stream (the comment count is kept).
   void finish(std::vector<SseEvent>& out);
+  void finish(const EventFn& on_event);
 
   // Forgets any partial stream and zeroes comment_count().
   void reset();
@@ -42,8 +56,9 @@ class SseFramer {
   std::uint64_t comment_count() const { return comments_; }
 
  private:
-  void process_line(std::string_view line, Nanos arrival, std::vector<SseEvent>& out);
-  void dispatch(Nanos arrival, std::vector<SseEvent>& out);
+  void process_line(std::string_view line, Nanos arrival, const EventFn& on_event);
+  void dispatch(Nanos arrival, const EventFn& on_event);
+  static EventFn appender(std::vector<SseEvent>& out);
 
   std::string line_;  // the start of a line whose ending has not arrived yet
   std::string event_;
