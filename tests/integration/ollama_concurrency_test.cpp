@@ -20,9 +20,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// The fixture's KV bytes per token for synthetic-small at f16 (4 layers, K and V rows of 128).
-constexpr std::int64_t kF16BytesPerToken = 4 * 2 * 128 * 2;
-
 double end_s(const CallRecord& c) {
   return c.t_start_s + c.client.e2e_ms.value_or(0) / 1000.0;
 }

@@ -2,6 +2,7 @@
 // The Ollama fixture server (tests/fixtures) started as an attached server on a free port for one
 // integration test, and stopped at its end.
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,10 @@
 #include "harness/process/child.h"
 
 namespace kvbench::itest {
+
+// The fixture's KV bytes per token for synthetic-small at f16 (4 layers, 2 KV heads of 64): K and
+// V rows of 128 values per layer.
+inline constexpr std::int64_t kF16BytesPerToken = 4 * 2 * 128 * 2;
 
 class OllamaFixtureServer {
  public:

@@ -22,9 +22,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-// The fixture's KV bytes per token for synthetic-small (4 layers, 2 KV heads of 64): K and V rows
-// of 128 values per layer.
-constexpr std::int64_t kF16BytesPerToken = 4 * 2 * 128 * 2;
+// q8_0 rows of the same shape: 34 bytes per block of 32 values.
 constexpr std::int64_t kQ8BytesPerToken = 4 * 2 * (128 / 32 * 34);
 constexpr std::int64_t kQ4BytesPerToken = 4 * 2 * (128 / 32 * 18);
 
