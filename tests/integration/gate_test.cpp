@@ -6,8 +6,10 @@
 // Sizes and limits come from measurements on a quiet 2-core VM (synthetic:lesson, one server
 // thread, 256 prompt tokens, 64 decoded): TTFT varies about 2 % from call to call, but the decode
 // rate about 10 % from call to call and 5-8 % between server starts, also by the server's own
-// timings. So these scenarios state their limits: residual CV up to 15 %, decode margin 15 %, TTFT
-// margin 10 % (the default), and up to 6 counterbalanced sets.
+// timings, and one A/A run on a quiet machine gave decode -9.5 % [-16.0, -2.5] between identical
+// variants after 6 sets. So these scenarios state their limits: residual CV up to 15 %, decode
+// margin 25 %, TTFT margin 10 % (the default), and up to 6 counterbalanced sets. The planted
+// change moves decode by about -90 % and TTFT by about +360 %.
 
 #include <fstream>
 #include <sstream>
@@ -35,7 +37,7 @@ std::string gate_scenario(const std::string& name, const std::string& baseline_m
                {"name": "candidate", "server": {"model": ")" +
          candidate_model + R"("}}],
   "gate": {"max_cv": 0.15, "max_sets": 6,
-           "metrics": [{"metric": "decode_tps", "margin": 0.15},
+           "metrics": [{"metric": "decode_tps", "margin": 0.25},
                        {"metric": "ttft_ms", "margin": 0.10}]}})";
 }
 
