@@ -221,6 +221,7 @@ ConcurrentServer ollama_calls(backend::OllamaBackend& be) {
         }};
   };
   s.pin_slots = false;
+  s.queue_from_durations = true;
   return s;
 }
 
@@ -258,7 +259,7 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     info["deferred"] = driver.deferred();
   }
   info["concurrency"] = load::block_stats(records);
-  if (!server.pin_slots) {
+  if (server.queue_from_durations) {
     info["server_queue"] = load::server_queue(records);
   }
 }

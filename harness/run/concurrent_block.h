@@ -48,6 +48,9 @@ struct ConcurrentServer {
   // llama-server: stream k is pinned to slot k (id_slot), so each call's reuse is predicted
   // from what its slot read last. Ollama picks its own slot: no pinning, no prediction.
   bool pin_slots = true;
+  // Ollama: each call's end-to-end time and the server's own durations say how long it waited
+  // inside the server (load::server_queue), added to the block as "server_queue".
+  bool queue_from_durations = false;
 };
 
 // llama-server's /completion (SSE), pinned to slots.
@@ -72,7 +75,7 @@ struct ConcurrentHooks {
 // its stream, the calls in flight at its send, and in the open loop its queue time; with pinned
 // slots the server slot of stream k is k, so expected_cache_n is predicted per slot. Adds to
 // `info`: "slots", "deferred" (open loop: arrivals that found every stream busy),
-// "concurrency" (load::block_stats of the block's records) and, without pinned slots,
+// "concurrency" (load::block_stats of the block's records) and, with queue_from_durations,
 // "server_queue" (load::server_queue: where the calls waited inside the server).
 void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
                           std::uint64_t seed, const ConcurrentServer& server, const Clock& clock,
