@@ -1,9 +1,11 @@
 #pragma once
-// The one interface every server kind implements: count tokens, stream one completion, describe
-// itself. Adding a server kind is one new implementation of Backend.
+// The one interface every server kind implements: count tokens, stream one completion (whole, or
+// as a request and a decoder for a caller that drives many transfers at once), say what it can
+// report, describe itself. Adding a server kind is one new implementation of Backend.
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/http/transport.h"
 
 namespace kvbench::backend {
 
@@ -33,6 +36,31 @@ struct CallResult {
   std::string error;
 };
 
+// What a server kind can do and report; the runner asks these instead of the kind's name.
+struct Capabilities {
+  // tokenize() gives the ids the server reads, so a call's prompt reuse can be predicted.
+  bool token_ids = false;
+  // A call can be pinned to a server slot (CompletionSpec::slot): stream k always reads slot k,
+  // and what each slot holds predicts the reuse of its next call.
+  bool slot_pinning = false;
+  // The server's own durations of a call include its wait for a free slot, so a concurrent
+  // block's queueing is read from them (load::server_queue).
+  bool queue_in_durations = false;
+};
+
+// One streamed call's body, decoded as it arrives: a fresh decoder per call.
+class StreamDecoder {
+ public:
+  StreamDecoder() = default;
+  virtual ~StreamDecoder() = default;
+  StreamDecoder(const StreamDecoder&) = delete;
+  StreamDecoder& operator=(const StreamDecoder&) = delete;
+  // One body chunk and the time it arrived; false: the stream carried an error, stop the call.
+  virtual bool feed(std::string_view chunk, Nanos arrival) = 0;
+  // The end of the transfer: the call's result, its outcome and times from `res`.
+  virtual CallResult finish(const http::Result& res) = 0;
+};
+
 class Backend {
  public:
   Backend() = default;
@@ -49,8 +77,16 @@ class Backend {
   virtual std::vector<int> tokenize(std::string_view text) = 0;
   // Streams one completion. Never throws for a server fault.
   virtual CallResult complete(const CompletionSpec& spec) = 0;
+  // The streamed request complete() sends, and a decoder for its body, for a caller that drives
+  // the transfer itself (many at once). Pure but for the decoder's state.
+  virtual http::Request stream_request(const CompletionSpec& spec) const = 0;
+  virtual std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) = 0;
+  virtual Capabilities capabilities() const = 0;
   // What the server reports about itself (llama-server: /props), for run.json.
   virtual nlohmann::json describe() = 0;
 };
+
+// One call through `transport`: be.stream_request(spec) streamed into be.open_stream(spec).
+CallResult stream_call(Backend& be, http::Transport& transport, const CompletionSpec& spec);
 
 }  // namespace kvbench::backend

@@ -226,12 +226,25 @@ http::Request LlamaServerBackend::completion_request(const CompletionSpec& spec)
   return req;
 }
 
+namespace {
+
+class CompletionDecoder final : public StreamDecoder {
+ public:
+  bool feed(std::string_view chunk, Nanos arrival) override { return stream_.feed(chunk, arrival); }
+  CallResult finish(const http::Result& res) override { return stream_.finish(res); }
+
+ private:
+  CompletionStream stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamDecoder> LlamaServerBackend::open_stream(const CompletionSpec&) {
+  return std::make_unique<CompletionDecoder>();
+}
+
 CallResult LlamaServerBackend::complete(const CompletionSpec& spec) {
-  CompletionStream stream;
-  const auto res = transport_.stream(
-      completion_request(spec),
-      [&](std::string_view chunk, Nanos arrival) { return stream.feed(chunk, arrival); });
-  return stream.finish(res);
+  return stream_call(*this, transport_, spec);
 }
 
 }  // namespace kvbench::backend

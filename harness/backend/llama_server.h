@@ -55,9 +55,17 @@ class LlamaServerBackend final : public Backend {
   std::vector<int> tokenize(std::string_view text) override;
   CallResult complete(const CompletionSpec& spec) override;
   nlohmann::json describe() override;
+  // POST /completion, pinned to spec.slot, decoded by a CompletionStream.
+  http::Request stream_request(const CompletionSpec& spec) const override {
+    return completion_request(spec);
+  }
+  std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
+  // Token ids from /tokenize, slots pinned by id_slot; cache_n reported.
+  Capabilities capabilities() const override {
+    return {.token_ids = true, .slot_pinning = true, .queue_in_durations = false};
+  }
 
-  // The POST /completion request complete() sends, for a caller that drives the transfer itself
-  // (see CompletionStream).
+  // The POST /completion request complete() sends.
   http::Request completion_request(const CompletionSpec& spec) const;
 
   // GET /health answered 200.

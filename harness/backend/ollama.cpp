@@ -129,14 +129,35 @@ void OllamaBackend::refine_calibration(std::size_t prompt_bytes, const CallResul
   }
 }
 
+namespace {
+
+class GenerateDecoder final : public StreamDecoder {
+ public:
+  GenerateDecoder(OllamaBackend& be, std::size_t prompt_bytes)
+      : be_(be), prompt_bytes_(prompt_bytes) {}
+  bool feed(std::string_view chunk, Nanos arrival) override {
+    return decoder_.feed(chunk, arrival);
+  }
+  CallResult finish(const http::Result& res) override {
+    CallResult r = decoder_.result(res);
+    be_.refine_calibration(prompt_bytes_, r);
+    return r;
+  }
+
+ private:
+  OllamaBackend& be_;
+  std::size_t prompt_bytes_;
+  GenerateStreamDecoder decoder_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamDecoder> OllamaBackend::open_stream(const CompletionSpec& spec) {
+  return std::make_unique<GenerateDecoder>(*this, spec.prompt.size());
+}
+
 CallResult OllamaBackend::complete(const CompletionSpec& spec) {
-  GenerateStreamDecoder decoder;
-  const auto res = transport_.stream(
-      generate_request(spec),
-      [&](std::string_view chunk, Nanos arrival) { return decoder.feed(chunk, arrival); });
-  CallResult r = decoder.result(res);
-  refine_calibration(spec.prompt.size(), r);
-  return r;
+  return stream_call(*this, transport_, spec);
 }
 
 }  // namespace kvbench::backend

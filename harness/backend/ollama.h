@@ -140,6 +140,16 @@ class OllamaBackend final : public Backend {
   CallResult complete(const CompletionSpec& spec) override;
   // The streamed POST /api/generate of one call (generate_body), with the spec's timeout. Pure.
   http::Request generate_request(const CompletionSpec& spec) const;
+  http::Request stream_request(const CompletionSpec& spec) const override {
+    return generate_request(spec);
+  }
+  // A GenerateStreamDecoder whose ok result refines the calibration (refine_calibration).
+  std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
+  // No token ids, no slot pinning (Ollama picks the slot); a call's load_duration and total
+  // include its wait for a free slot.
+  Capabilities capabilities() const override {
+    return {.token_ids = false, .slot_pinning = false, .queue_in_durations = true};
+  }
   // Adds an ok call's (prompt bytes, prompt_eval_count) to the calibration; anything else, or
   // no calibration yet, leaves it as it is. Never throws.
   void refine_calibration(std::size_t prompt_bytes, const CallResult& call);

@@ -14,16 +14,13 @@
 
 namespace kvbench::http {
 
-class MultiTransport {
+// `done` is called after the call's handle left the multi handle, so it may start() the next call.
+class MultiTransport final : public ConcurrentTransport {
  public:
-  // Called once when a call ends (any outcome), after its handle left the multi handle, so it
-  // may start() the next call.
-  using Done = std::function<void(Result)>;
-
   // Timestamps come from `clock`, which must outlive this object. Throws kvbench::Error if
   // libcurl cannot be initialised.
   explicit MultiTransport(const Clock& clock);
-  ~MultiTransport();
+  ~MultiTransport() override;
   MultiTransport(const MultiTransport&) = delete;
   MultiTransport& operator=(const MultiTransport&) = delete;
 
@@ -32,15 +29,15 @@ class MultiTransport {
   // rest happens in poll(). Must not be called from a sink. A 2xx body reaches `sink` chunk by
   // chunk; an error body is collected as in CurlTransport. Returning false from the sink aborts
   // that call only.
-  void start(Request req, ChunkSink sink, Done done);
+  void start(Request req, ChunkSink sink, Done done) override;
 
   // Moves every call along, waits at most `max_wait` for network activity, and calls `done` for
   // each call that ended. Rethrows an exception thrown by a sink or a Done callback. Returns
   // the number of calls still in flight.
-  std::size_t poll(std::chrono::milliseconds max_wait);
+  std::size_t poll(std::chrono::milliseconds max_wait) override;
 
   // Calls started and not yet done.
-  std::size_t in_flight() const { return active_; }
+  std::size_t in_flight() const override { return active_; }
 
  private:
   struct Transfer;

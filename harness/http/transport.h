@@ -4,6 +4,7 @@
 // Result, never thrown, so one bad call cannot stop a measurement loop.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -88,6 +89,28 @@ class Transport {
 
   // Collects the whole body into Result::body.
   virtual Result fetch(const Request& req) = 0;
+};
+
+// Many calls in flight on one thread, each streamed as Transport::stream streams one.
+// MultiTransport (libcurl's multi interface) is the real one; tests drive a runner through a
+// scripted one.
+class ConcurrentTransport {
+ public:
+  // Called once when a call ends (any outcome); it may start() the next call.
+  using Done = std::function<void(Result)>;
+
+  ConcurrentTransport() = default;
+  virtual ~ConcurrentTransport() = default;
+  ConcurrentTransport(const ConcurrentTransport&) = delete;
+  ConcurrentTransport& operator=(const ConcurrentTransport&) = delete;
+
+  // Starts `req` now; a 2xx body reaches `sink` chunk by chunk, as in Transport::stream.
+  virtual void start(Request req, ChunkSink sink, Done done) = 0;
+  // Moves every call along, waits at most `max_wait`, and calls `done` for each call that ended.
+  // Returns the number of calls still in flight.
+  virtual std::size_t poll(std::chrono::milliseconds max_wait) = 0;
+  // Calls started and not yet done.
+  virtual std::size_t in_flight() const = 0;
 };
 
 // The message of an error response body: llama-server's {"error":{"message":..}}, Ollama's

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/backend/managed_server.h"
+#include "tests/support/scripted_transport.h"
 
 namespace kvbench::backend {
 namespace {
@@ -90,36 +91,7 @@ TEST(CompletionBody, GreedyFixedLengthStreamed) {
   EXPECT_EQ(b["temperature"], 0.0);
 }
 
-// Replays scripted chunks; chunk i arrives at (i + 1) * 10 ms.
-class ScriptedTransport final : public http::Transport {
- public:
-  std::vector<std::string> chunks;
-  http::Outcome end = http::Outcome::ok;
-  http::Request last;
-  http::Result stream(const http::Request& req, const http::ChunkSink& sink) override {
-    last = req;
-    http::Result r;
-    r.http_status = 200;
-    r.started = Nanos(0);
-    r.first_byte = chunks.empty() ? Nanos(0) : Nanos(milliseconds(10));
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      if (!sink(chunks[i], milliseconds(10 * (i + 1)))) {
-        r.outcome = http::Outcome::aborted;
-        return r;
-      }
-    }
-    r.outcome = end;
-    r.finished = milliseconds(10 * (chunks.size() + 1));
-    return r;
-  }
-  http::Result fetch(const http::Request& req) override {
-    last = req;
-    http::Result r;
-    r.http_status = 200;
-    r.body = R"({"tokens":[1,259,68,{"id":7,"piece":"x"}]})";
-    return r;
-  }
-};
+using test_support::ScriptedTransport;
 
 TEST(LlamaServerBackend, StreamSplitAcrossChunksGivesExactTimings) {
   ScriptedTransport t;

@@ -12,6 +12,7 @@
 #include "harness/backend/ollama_serve.h"
 #include "harness/core/error.h"
 #include "tests/http/chunking.h"
+#include "tests/support/scripted_transport.h"
 
 namespace kvbench::backend {
 namespace {
@@ -202,21 +203,8 @@ TEST(GenerateBody, RawStreamedGreedyWithNumCtx) {
   EXPECT_EQ(p["options"]["num_predict"], 1);
 }
 
-// A transport the test never expects to be used: the backend's pure parts only.
-class NoTransport final : public http::Transport {
- public:
-  http::Result stream(const http::Request& req, const http::ChunkSink& /*sink*/) override {
-    ADD_FAILURE() << "unexpected stream to " << req.url;
-    return {};
-  }
-  http::Result fetch(const http::Request& req) override {
-    ADD_FAILURE() << "unexpected fetch of " << req.url;
-    return {};
-  }
-};
-
 TEST(OllamaBackend, GenerateRequestIsTheStreamedBodyWithTheTimeout) {
-  NoTransport t;
+  test_support::ScriptedTransport t(/*strict: only the pure parts are used*/ true);
   const OllamaTarget target{"synthetic-small", 2048, "30m"};
   const OllamaBackend be(t, "http://127.0.0.1:9", target);
   CompletionSpec spec;
@@ -230,7 +218,7 @@ TEST(OllamaBackend, GenerateRequestIsTheStreamedBodyWithTheTimeout) {
 }
 
 TEST(OllamaBackend, OnlyOkCallsWithACountRefineTheCalibration) {
-  NoTransport t;
+  test_support::ScriptedTransport t(/*strict: only the pure parts are used*/ true);
   OllamaBackend be(t, "http://127.0.0.1:9", {"m", 2048, "30m"});
   CallResult ok;
   ok.server.prompt_n = 51;

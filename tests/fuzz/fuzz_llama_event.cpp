@@ -1,6 +1,6 @@
 // libFuzzer target for llama-server's stream decoding. The input is used twice: split at its
 // first '\n' into an event name and data for decode_completion_event, and whole as the body of
-// a /completion stream that LlamaServerBackend::complete reads through a fake transport in
+// a /completion stream that LlamaServerBackend::complete reads through a scripted transport in
 // chunks derived from the input; and as an HTTP error body for error_message_from_body. Nothing
 // may throw; every message must be recordable as JSON. decode_completion_event must give what
 // decode_completion_event_dom gives, for the split input, the whole input as data, and every
@@ -17,41 +17,12 @@
 #include "harness/http/sse.h"
 #include "harness/http/transport.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/support/scripted_transport.h"
 
 namespace {
 
 using kvbench::backend::CompletionEvent;
 using kvbench::fuzz::check;
-
-// Answers every stream with the given chunks, one nanosecond apart.
-class ChunkTransport final : public kvbench::http::Transport {
- public:
-  explicit ChunkTransport(std::vector<std::string_view> chunks) : chunks_(std::move(chunks)) {}
-  kvbench::http::Result stream(const kvbench::http::Request& /*req*/,
-                               const kvbench::http::ChunkSink& sink) override {
-    kvbench::http::Result r;
-    r.http_status = 200;
-    r.started = kvbench::Nanos{1};
-    std::int64_t t = 1;
-    for (const std::string_view chunk : chunks_) {
-      ++t;
-      r.first_byte = r.first_byte == kvbench::Nanos{0} ? kvbench::Nanos{t} : r.first_byte;
-      if (!sink(chunk, kvbench::Nanos{t})) {
-        r.outcome = kvbench::http::Outcome::aborted;
-        r.error = "aborted by the sink";
-        break;
-      }
-    }
-    r.finished = kvbench::Nanos{t + 1};
-    return r;
-  }
-  kvbench::http::Result fetch(const kvbench::http::Request& /*req*/) override {
-    return kvbench::http::Result{};
-  }
-
- private:
-  std::vector<std::string_view> chunks_;
-};
 
 // True when `text` can be written into a JSON record (valid UTF-8).
 bool recordable(const std::string& text) {
@@ -107,7 +78,13 @@ void check_event(std::string_view text) {
 }
 
 void check_stream(std::string_view text) {
-  ChunkTransport transport(kvbench::fuzz::random_chunks(text, kvbench::fuzz::hash(text, 3)));
+  kvbench::test_support::ScriptedTransport transport;
+  for (const std::string_view chunk :
+       kvbench::fuzz::random_chunks(text, kvbench::fuzz::hash(text, 3))) {
+    transport.chunks.emplace_back(chunk);
+  }
+  transport.start = kvbench::Nanos{1};
+  transport.gap = kvbench::Nanos{1};
   kvbench::backend::LlamaServerBackend backend(transport, "http://127.0.0.1:1", "");
   const kvbench::backend::CallResult r = backend.complete({});
   check(r.trace.token_arrivals.size() == r.trace.token_counts.size(), "one count per arrival");

@@ -17,6 +17,13 @@ class TextOnlyBackend final : public backend::Backend {
   }
   std::vector<int> tokenize(std::string_view /*text*/) override { return {}; }
   backend::CallResult complete(const backend::CompletionSpec& /*spec*/) override { return {}; }
+  http::Request stream_request(const backend::CompletionSpec& /*spec*/) const override {
+    return {};
+  }
+  std::unique_ptr<backend::StreamDecoder> open_stream(const backend::CompletionSpec&) override {
+    return nullptr;
+  }
+  backend::Capabilities capabilities() const override { return {}; }
   nlohmann::json describe() override { return nlohmann::json::object(); }
 };
 
