@@ -10,17 +10,17 @@
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/capacity.h"
-#include "harness/run/capacity.h"
+#include "harness/servers/capacity.h"
 
 namespace kvbench::cli {
 
 namespace {
 struct CapacityCliOptions {
-  run::CapacityRequest request;
+  servers::CapacityRequest request;
   ServerCliOptions server;
 };
 
-void add_request_options(CLI::App* cmd, run::CapacityRequest& r) {
+void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
   cmd->add_option("--kind", r.kind, "Server kind: llama-server or ollama (a managed ollama serve)")
       ->capture_default_str();
   cmd->add_option("--ctx", r.ctx, "Context per conversation (num_ctx), tokens")
@@ -55,7 +55,7 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
   cmd->callback([o, &exit_code] {
     const run::RunOptions ro = to_run_options(o->server);
     process::install_signal_handlers();
-    const auto result = run::run_capacity(o->request, ro);
+    const auto result = servers::run_capacity(o->request, ro);
     std::ostringstream md;
     report::write_capacity_markdown(md, result.summary);
     std::ofstream(result.dir / "capacity.md") << md.str();

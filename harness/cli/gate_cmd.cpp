@@ -20,6 +20,7 @@
 #include "harness/gate/run_inputs.h"
 #include "harness/process/signals.h"
 #include "harness/run/runner.h"
+#include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
 
@@ -133,7 +134,7 @@ int gate_interleaved(const std::filesystem::path& dir, const GateCliOptions& o, 
     return gate::gate_run(in.loaded.calls, config, in.variants, in.scenario.seed);
   };
   const auto extend = [&] {
-    run::extend_run(dir, 1, ro);
+    servers::extend_run(dir, 1, ro);
     in = gate::load_run_inputs(dir);
   };
   const auto r =
@@ -193,7 +194,7 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
                        ": variants: the gate needs at least two server variants to compare");
     }
     process::install_signal_handlers();
-    const auto summary = run::run_scenario(s, ro);
+    const auto summary = servers::run_scenario(s, ro);
     if (!summary.complete) {
       throw Error(fmt::format("{}: the run is incomplete; no verdict", summary.run_dir.string()));
     }

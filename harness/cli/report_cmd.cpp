@@ -13,7 +13,7 @@
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
 #include "harness/report/summary.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 
 namespace kvbench::cli {
 
@@ -48,7 +48,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
       exit_code = 0;
       return;
     }
-    const auto loaded = run::load_run(o->run_dir);
+    const auto loaded = results::load_run(o->run_dir);
     for (const auto& w : loaded.warnings) {
       fmt::print(stderr, "warning: {}\n", w);
     }

@@ -14,8 +14,9 @@
 #include "harness/lesson/render.h"
 #include "harness/process/run_capture.h"
 #include "harness/process/signals.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 #include "harness/run/runner.h"
+#include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
 
@@ -73,9 +74,9 @@ lesson::LabRun run_lab(const lesson::Lab& lab, const scenario::Scenario& s,
   lesson::LabRun out{lab, "", 0, {}};
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const auto summary = run::run_scenario(s, ro);
+    const auto summary = servers::run_scenario(s, ro);
     out.run_dir = summary.run_dir.string();
-    out.outcome = lesson::evaluate_lab(lab.id, run::load_run(summary.run_dir));
+    out.outcome = lesson::evaluate_lab(lab.id, results::load_run(summary.run_dir));
     if (!summary.complete) {
       out.outcome.notes.push_back("the run is incomplete");
     }
@@ -100,7 +101,7 @@ int reproduce(const ReproduceOptions& o) {
   run::RunOptions ro;
   ro.models_dir = o.models_dir;
   ro.progress = !o.quiet;
-  ro.results_root = run::create_run_dir(o.results, o.quick ? "lesson-quick" : "lesson");
+  ro.results_root = results::create_run_dir(o.results, o.quick ? "lesson-quick" : "lesson");
   const auto started = utc_now_rfc3339();
   const auto t0 = std::chrono::steady_clock::now();
   process::install_signal_handlers();
@@ -122,7 +123,7 @@ int reproduce(const ReproduceOptions& o) {
                   server.managed() ? "managed" : "attached at " + server.url),
       model_text, started, seconds_since(t0)};
   const auto report = lesson::report_json(runs, info, lesson::figures());
-  run::write_json_atomic(ro.results_root / "lesson-report.json", report);
+  results::write_json_atomic(ro.results_root / "lesson-report.json", report);
   std::ofstream md(ro.results_root / "lesson-report.md");
   lesson::write_report_markdown(md, report);
   md.close();

@@ -8,8 +8,9 @@
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/summary.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 #include "harness/run/runner.h"
+#include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
 
@@ -46,16 +47,16 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     run::RunSummary summary;
     if (!o->extend.empty()) {
       process::install_signal_handlers();
-      summary = run::extend_run(o->extend, o->sets, ro);
+      summary = servers::extend_run(o->extend, o->sets, ro);
     } else if (!o->resume.empty()) {
       process::install_signal_handlers();
-      summary = run::resume_run(o->resume, ro);
+      summary = servers::resume_run(o->resume, ro);
     } else {
       const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
       process::install_signal_handlers();
-      summary = run::run_scenario(s, ro);
+      summary = servers::run_scenario(s, ro);
     }
-    const auto loaded = run::load_run(summary.run_dir);
+    const auto loaded = results::load_run(summary.run_dir);
     report::write_markdown(std::cout, loaded.run, loaded.calls, loaded.warnings);
     std::cout << "\nresults: " << summary.run_dir.string() << "\n";
     if (!summary.complete) {

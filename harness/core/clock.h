@@ -27,6 +27,14 @@ class SteadyClock final : public Clock {
   }
 };
 
+// Time since the Unix epoch (the wall clock: it can jump).
+class SystemClock final : public Clock {
+ public:
+  Nanos now() const override {
+    return std::chrono::duration_cast<Nanos>(std::chrono::system_clock::now().time_since_epoch());
+  }
+};
+
 // Returns the current time, then advances it by `step` (0 by default). advance() moves it by hand.
 class FakeClock final : public Clock {
  public:

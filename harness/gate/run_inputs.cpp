@@ -7,7 +7,7 @@ namespace kvbench::gate {
 RunInputs load_run_inputs(const std::filesystem::path& dir) {
   RunInputs in;
   in.dir = dir;
-  in.loaded = run::load_run(dir);
+  in.loaded = results::load_run(dir);
   const auto& run = in.loaded.run;
   if (!run.contains("scenario") || !run["scenario"].is_object()) {
     throw InputError((dir / "run.json").string() + ": no \"scenario\" object: not a kvbench run");

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "harness/gate/history.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::gate {
 
 struct RunInputs {
   std::filesystem::path dir;
-  run::LoadedRun loaded;
+  results::LoadedRun loaded;
   scenario::Scenario scenario;        // parsed back from run.json "scenario"
   std::vector<std::string> variants;  // the scenario's variant names, in order
   int sets = 1;                       // counterbalanced block sets run so far (block_repeats)

@@ -1,6 +1,5 @@
 #include "harness/gguf/gguf_io.h"
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -9,9 +8,6 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kvbench::gguf {
 namespace {
@@ -53,62 +49,6 @@ GgufHeader read_gguf_header(const std::filesystem::path& path) {
       throw InputError(fmt::format("'{}': GGUF metadata is larger than {} MiB", path.string(),
                                    kMaxHeaderBytes >> 20));
     }
-  }
-}
-
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
-  temp_path_ = path_.string() + ".tmp-XXXXXX";
-  fd_ = ::mkstemp(temp_path_.data());
-  if (fd_ < 0) {
-    throw Error(fmt::format("cannot create a file next to '{}': {}", path_.string(), errno_text()));
-  }
-  ::fchmod(fd_, 0644);
-}
-
-AtomicFileWriter::~AtomicFileWriter() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    ::unlink(temp_path_.c_str());
-  }
-}
-
-void AtomicFileWriter::write(std::span<const std::uint8_t> bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      throw Error(fmt::format("cannot write '{}': {}", temp_path_, errno_text()));
-    }
-    bytes = bytes.subspan(static_cast<std::size_t>(n));
-    size_ += static_cast<std::uint64_t>(n);
-  }
-}
-
-void AtomicFileWriter::write_zeros(std::uint64_t n) {
-  static constexpr std::array<std::uint8_t, 4096> kZeros{};
-  while (n > 0) {
-    const std::uint64_t m = std::min<std::uint64_t>(n, kZeros.size());
-    write(std::span<const std::uint8_t>(kZeros.data(), m));
-    n -= m;
-  }
-}
-
-void AtomicFileWriter::commit() {
-  if (::fsync(fd_) != 0) {
-    throw Error(fmt::format("cannot flush '{}': {}", temp_path_, errno_text()));
-  }
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) {
-    ::unlink(temp_path_.c_str());
-    throw Error(fmt::format("cannot close '{}': {}", temp_path_, errno_text()));
-  }
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(temp_path_.c_str());
-    throw Error(fmt::format("cannot rename '{}' to '{}': {}", temp_path_, path_.string(), why));
   }
 }
 

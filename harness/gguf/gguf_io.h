@@ -1,12 +1,12 @@
 #pragma once
-// File access for GGUF: reading just the header part of a (possibly huge) model file, and writing
-// a file atomically. The byte-level work is in gguf.h.
+// File access for GGUF: reading just the header part of a (possibly huge) model file; files are
+// written through kvbench::AtomicFileWriter (core/atomic_file.h). The byte-level work is in
+// gguf.h.
 
 #include <cstdint>
 #include <filesystem>
-#include <span>
-#include <string>
 
+#include "harness/core/atomic_file.h"
 #include "harness/gguf/gguf.h"
 
 namespace kvbench::gguf {
@@ -23,31 +23,5 @@ constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{512} << 20;
 // then doubling) rather than the whole file, and checks the tensor data fits in the file.
 // Throws kvbench::InputError naming the path when it cannot be opened or is not valid GGUF.
 GgufHeader read_gguf_header(const std::filesystem::path& path);
-
-// Writes a file through a temporary file next to it, renamed into place by commit(). Destroyed
-// without commit() (an exception on the way), it removes the temporary file: the target path never
-// holds a partly written file. Errors throw kvbench::Error naming the path.
-class AtomicFileWriter {
- public:
-  explicit AtomicFileWriter(std::filesystem::path path);
-  ~AtomicFileWriter();
-  AtomicFileWriter(const AtomicFileWriter&) = delete;
-  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
-
-  // Appends bytes to the temporary file.
-  void write(std::span<const std::uint8_t> bytes);
-  // Appends `n` zero bytes.
-  void write_zeros(std::uint64_t n);
-  // Bytes written so far.
-  std::uint64_t size() const { return size_; }
-  // Flushes to disk and renames the temporary file to the target path.
-  void commit();
-
- private:
-  std::filesystem::path path_;
-  std::string temp_path_;
-  int fd_ = -1;
-  std::uint64_t size_ = 0;
-};
 
 }  // namespace kvbench::gguf

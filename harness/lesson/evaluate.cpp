@@ -65,7 +65,7 @@ std::string seconds(double ms) {
   return fmt::format("{:.3g} s", ms / 1000);
 }
 
-LabOutcome evaluate_prompt_length(const run::LoadedRun& run) {
+LabOutcome evaluate_prompt_length(const results::LoadedRun& run) {
   LabOutcome out{"prompt-length", {}, {}, {}, nlohmann::json::object()};
   const auto a = analysis::analyze(
       run.calls,
@@ -173,7 +173,7 @@ void add_reuse(LabOutcome& out, const report::PositionSummary& row,
   }
 }
 
-LabOutcome evaluate_prefix_reuse(const run::LoadedRun& run) {
+LabOutcome evaluate_prefix_reuse(const results::LoadedRun& run) {
   LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
   const auto pairs = report::collect_pairs(run.calls);
   const auto rows = report::summarize_positions(pairs, figures());
@@ -209,7 +209,7 @@ LabOutcome evaluate_prefix_reuse(const run::LoadedRun& run) {
   return out;
 }
 
-LabOutcome evaluate_repeated_prompt(const run::LoadedRun& run) {
+LabOutcome evaluate_repeated_prompt(const results::LoadedRun& run) {
   LabOutcome out{"repeated-prompt", {}, {}, {}, nlohmann::json::object()};
   TrapInput in;
   const auto trap = report::summarize_trap(run.calls);
@@ -259,7 +259,7 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
   return out;
 }
 
-LabOutcome evaluate_lab(const std::string& lab, const run::LoadedRun& run) {
+LabOutcome evaluate_lab(const std::string& lab, const results::LoadedRun& run) {
   if (lab == "prompt-length") {
     return evaluate_prompt_length(run);
   }

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/lesson/checks.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 
 namespace kvbench::lesson {
 
@@ -30,7 +30,7 @@ struct LabOutcome {
 };
 
 // Evaluates the run of lab `lab` (an id of labs()). Throws kvbench::Error for an unknown id.
-LabOutcome evaluate_lab(const std::string& lab, const run::LoadedRun& run);
+LabOutcome evaluate_lab(const std::string& lab, const results::LoadedRun& run);
 
 // Every lab's outcome when its run is missing or failed to start: each check inconclusive with
 // `why`.
@@ -40,8 +40,8 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why);
 std::vector<std::pair<std::string, std::string>> lab_checks(const std::string& lab);
 
 // Part of evaluate_lab (evaluate_memory.cpp): the context-window and cache-type labs.
-LabOutcome evaluate_context_window(const run::LoadedRun& run);
-LabOutcome evaluate_cache_type(const run::LoadedRun& run);
+LabOutcome evaluate_context_window(const results::LoadedRun& run);
+LabOutcome evaluate_cache_type(const results::LoadedRun& run);
 
 // Adds check `id` of `out.lab` with its claim from lab_checks().
 void add_check(LabOutcome& out, const std::string& id, CheckResult result);

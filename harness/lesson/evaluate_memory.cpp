@@ -22,7 +22,7 @@ std::optional<double> per_token(const std::optional<std::uint64_t>& bytes, std::
 }
 }  // namespace
 
-LabOutcome evaluate_context_window(const run::LoadedRun& run) {
+LabOutcome evaluate_context_window(const results::LoadedRun& run) {
   LabOutcome out{"context-window", {}, {}, {}, nlohmann::json::object()};
   const auto mem = report::analyze_memory(run.run);
   const report::BlockMemoryRow* lo = nullptr;
@@ -108,7 +108,7 @@ std::optional<double> api_ps_saving(const nlohmann::json& run, int num_ctx) {
   return *f16 - *q8;
 }
 
-LabOutcome evaluate_cache_type(const run::LoadedRun& run) {
+LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
   LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
   const auto mem = report::analyze_memory(run.run);
   for (const auto& b : mem.blocks) {

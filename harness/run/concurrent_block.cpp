@@ -7,8 +7,6 @@
 #include <mutex>
 #include <thread>
 
-#include "harness/backend/completion_stream.h"
-#include "harness/http/multi_transport.h"
 #include "harness/load/arrivals.h"
 #include "harness/load/block_stats.h"
 #include "harness/load/server_queue.h"
@@ -76,14 +74,16 @@ constexpr auto kMaxWait = std::chrono::milliseconds(50);
 class Driver {
  public:
   Driver(std::vector<PreparedCall> calls, int slots, std::vector<double> arrivals_s,
-         const ConcurrentServer& server, const Clock& clock, const ConcurrentHooks& hooks)
+         backend::Backend& be, http::ConcurrentTransport& multi, const Clock& clock,
+         const ConcurrentHooks& hooks)
       : calls_(std::move(calls)),
         arrivals_s_(std::move(arrivals_s)),
         slot_ids_(static_cast<std::size_t>(slots)),
-        server_(server),
+        be_(be),
+        pin_slots_(be.capabilities().slot_pinning),
         clock_(clock),
         hooks_(hooks),
-        multi_(clock) {
+        multi_(multi) {
     for (int s = slots - 1; s >= 0; --s) {
       free_.push_back(s);
     }
@@ -146,7 +146,7 @@ class Driver {
     free_.pop_back();
     p.record.stream = stream;
     p.record.in_flight = static_cast<int>(multi_.in_flight()) + 1;
-    if (server_.pin_slots) {
+    if (pin_slots_) {
       auto& slot = slot_ids_[static_cast<std::size_t>(stream)];
       p.spec.slot = stream;
       if (!p.ids.empty()) {
@@ -159,9 +159,9 @@ class Driver {
     if (open_loop()) {
       p.record.queue_ms = std::chrono::duration<double, std::milli>(now - due(i)).count();
     }
-    auto call_stream = std::make_shared<CallStream>(server_.open(p.spec));
+    std::shared_ptr<backend::StreamDecoder> call_stream = be_.open_stream(p.spec);
     multi_.start(
-        server_.request(p.spec),
+        be_.stream_request(p.spec),
         [call_stream](std::string_view chunk, Nanos arrival) {
           return call_stream->feed(chunk, arrival);
         },
@@ -178,10 +178,11 @@ class Driver {
   std::vector<PreparedCall> calls_;
   std::vector<double> arrivals_s_;  // empty: closed loop
   std::vector<std::vector<int>> slot_ids_;
-  const ConcurrentServer& server_;
+  backend::Backend& be_;
+  bool pin_slots_;
   const Clock& clock_;
   const ConcurrentHooks& hooks_;
-  http::MultiTransport multi_;
+  http::ConcurrentTransport& multi_;
   std::vector<int> free_;  // streams with no call in flight
   std::size_t next_ = 0;
   Nanos start_{0};
@@ -193,40 +194,9 @@ class Driver {
 
 }  // namespace
 
-ConcurrentServer llama_server_calls(backend::LlamaServerBackend& be) {
-  ConcurrentServer s;
-  s.request = [&be](const backend::CompletionSpec& spec) { return be.completion_request(spec); };
-  s.open = [](const backend::CompletionSpec&) {
-    auto state = std::make_shared<backend::CompletionStream>();
-    return CallStream{
-        [state](std::string_view chunk, Nanos arrival) { return state->feed(chunk, arrival); },
-        [state](const http::Result& res) { return state->finish(res); }};
-  };
-  s.pin_slots = true;
-  return s;
-}
-
-ConcurrentServer ollama_calls(backend::OllamaBackend& be) {
-  ConcurrentServer s;
-  s.request = [&be](const backend::CompletionSpec& spec) { return be.generate_request(spec); };
-  s.open = [&be](const backend::CompletionSpec& spec) {
-    auto state = std::make_shared<backend::GenerateStreamDecoder>();
-    const std::size_t prompt_bytes = spec.prompt.size();
-    return CallStream{
-        [state](std::string_view chunk, Nanos arrival) { return state->feed(chunk, arrival); },
-        [state, prompt_bytes, &be](const http::Result& res) {
-          backend::CallResult r = state->result(res);
-          be.refine_calibration(prompt_bytes, r);
-          return r;
-        }};
-  };
-  s.pin_slots = false;
-  s.queue_from_durations = true;
-  return s;
-}
-
 void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
-                          std::uint64_t seed, const ConcurrentServer& server, const Clock& clock,
+                          std::uint64_t seed, backend::Backend& be,
+                          http::ConcurrentTransport& transport, const Clock& clock,
                           const ConcurrentHooks& hooks, json& info) {
   info["slots"] = block.config.slots;
   std::vector<PreparedCall> ready;
@@ -249,7 +219,8 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     arrivals = load::poisson_arrivals_s(seed * 7919ULL + static_cast<std::uint64_t>(block.index),
                                         static_cast<int>(ready.size()), concurrency.rate_per_s);
   }
-  Driver driver(std::move(ready), block.config.slots, std::move(arrivals), server, clock, hooks);
+  Driver driver(std::move(ready), block.config.slots, std::move(arrivals), be, transport, clock,
+                hooks);
   std::vector<CallRecord> records;
   {
     AsyncWriter writer(hooks.write);
@@ -259,7 +230,7 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     info["deferred"] = driver.deferred();
   }
   info["concurrency"] = load::block_stats(records);
-  if (server.queue_from_durations) {
+  if (be.capabilities().queue_in_durations) {
     info["server_queue"] = load::server_queue(records);
   }
 }

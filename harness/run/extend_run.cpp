@@ -7,7 +7,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/plan/plan.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 #include "harness/run/runner.h"
 
 namespace kvbench::run {
@@ -35,11 +35,12 @@ void check_prefix(const fs::path& run_dir, const json& before, const json& after
 
 }  // namespace
 
-RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions& options) {
+RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions& options,
+                      RunContext& ctx) {
   if (extra_sets < 1 || extra_sets > 100) {
     throw InputError(fmt::format("extend: {} sets: expected 1 to 100", extra_sets));
   }
-  LoadedRun loaded = load_run(run_dir);
+  results::LoadedRun loaded = results::load_run(run_dir);
   json run = loaded.run;
   if (!run.contains("scenario") || !run.contains("plan")) {
     throw InputError(fmt::format("{}: run.json has no scenario or plan", run_dir.string()));
@@ -68,8 +69,8 @@ RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions&
   run["scenario"] = s.resolved;
   run["plan"] = plan;
   run["status"] = "incomplete";
-  write_json_atomic(run_dir / "run.json", run);
-  return resume_run(run_dir, options);
+  results::write_json_atomic(run_dir / "run.json", run);
+  return resume_run(run_dir, options, ctx);
 }
 
 }  // namespace kvbench::run

@@ -4,8 +4,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include "harness/core/clock.h"
+#include "harness/http/transport.h"
+#include "harness/run/server_session.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::run {
@@ -28,37 +33,40 @@ struct RunSummary {
   bool complete = false;
 };
 
+// What a run takes from outside: its clocks, its transports and its servers. Production builds
+// these from libcurl, the steady and system clocks and the server kinds' sessions
+// (servers::LocalRun); tests hand in scripted ones.
+struct RunContext {
+  const Clock& clock;       // stamps every call
+  const Clock& wall_clock;  // time since the Unix epoch: elapsed time across a resume
+  http::Transport& transport;
+  // A fresh transport for each concurrent block.
+  std::function<std::unique_ptr<http::ConcurrentTransport>()> concurrent_transport;
+  // The session of the scenario's server kind, made once per run before anything is written.
+  std::function<std::unique_ptr<ServerSession>(const scenario::Scenario&, const RunOptions&,
+                                               http::Transport&, const std::string& run_id)>
+      session;
+};
+
 // Applies the option overrides to a scenario (url, model, binary).
 scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& options);
 
-// Finds llama-server: `explicit_path` if given, else $KVBENCH_LLAMA_SERVER, else
-// .deps/llama/bin/llama-server above the kvbench executable, else llama-server on PATH.
-// Throws InputError naming what was tried.
-std::string find_llama_server(const std::string& explicit_path);
-
-// The default folder for synthetic models: $KVBENCH_MODELS_DIR, else $XDG_CACHE_HOME/kvbench/
-// models, else ~/.cache/kvbench/models.
-std::filesystem::path default_models_dir();
-
-// A GGUF path for `model`: "synthetic:<preset>" is written once into `models_dir` (seeded,
-// reused afterwards); a path must be a readable GGUF file. Throws InputError otherwise.
-std::string resolve_model(const std::string& model, const std::filesystem::path& models_dir);
-
 // Runs the whole plan. Setup failures throw before anything is written; afterwards server
 // failures are recorded on their calls and the run goes on.
-RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options);
+RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx);
 
 // Completes an interrupted run in its folder: the calls not yet recorded, in the original
 // shuffled order, with the run's own id (so every nonce stays unique). A truncated last line of
 // calls.jsonl is cut off first. Throws InputError when the folder is no kvbench run or its plan
 // no longer matches its scenario.
-RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options);
+RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options,
+                      RunContext& ctx);
 
 // Adds `extra_sets` counterbalanced block sets of every variant (ABBA...) to a finished run of a
 // scenario with variants, and runs them into the same folder with the run's own id (the plan of
 // the earlier sets stays as it was). Throws InputError when the folder is no kvbench run, its
 // scenario has no variants, or extra_sets < 1.
 RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
-                      const RunOptions& options);
+                      const RunOptions& options, RunContext& ctx);
 
 }  // namespace kvbench::run

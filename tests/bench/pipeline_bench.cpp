@@ -13,7 +13,7 @@
 #include "harness/backend/ollama.h"
 #include "harness/core/record.h"
 #include "harness/plan/plan.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 #include <unistd.h>
 
@@ -154,7 +154,7 @@ void BM_RecordAppend(benchmark::State& state) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("kvbench-record-bench-" + std::to_string(::getpid()) + ".jsonl");
   {
-    kvbench::run::RecordWriter writer(path);
+    kvbench::results::RecordWriter writer(path);
     for (auto _ : state) {
       writer.append(r);
     }

@@ -1,4 +1,4 @@
-#include "harness/run/server_target.h"
+#include "harness/servers/server_target.h"
 
 #include <cstdlib>
 
@@ -8,9 +8,9 @@
 #include "harness/core/error.h"
 #include "harness/gguf/ggml_types.h"
 #include "harness/process/run_capture.h"
-#include "harness/run/model_files.h"
+#include "harness/servers/model_files.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -58,7 +58,7 @@ void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
 }  // namespace
 
 ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::ServerSpec& spec,
-                                  const RunOptions& o, http::Transport& transport) {
+                                  const run::RunOptions& o, http::Transport& transport) {
   ServerTarget t;
   t.spec = spec;
   try {
@@ -96,7 +96,8 @@ ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::S
   return t;
 }
 
-std::vector<ServerTarget> prepare_llama_targets(const scenario::Scenario& s, const RunOptions& o,
+std::vector<ServerTarget> prepare_llama_targets(const scenario::Scenario& s,
+                                                const run::RunOptions& o,
                                                 http::Transport& transport) {
   if (s.variants.empty()) {
     return {prepare_llama_target(s, s.server, o, transport)};
@@ -109,4 +110,4 @@ std::vector<ServerTarget> prepare_llama_targets(const scenario::Scenario& s, con
   return out;
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

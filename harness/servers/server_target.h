@@ -12,7 +12,7 @@
 #include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 struct ServerTarget {
   std::string variant;  // empty without variants
@@ -32,10 +32,11 @@ std::string api_key_from(const scenario::ServerSpec& s);
 // (no binary, unreadable model, unset API key variable, a cache type the model cannot hold) and
 // Error when an attached server does not answer /health; nothing is started.
 ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::ServerSpec& spec,
-                                  const RunOptions& o, http::Transport& transport);
+                                  const run::RunOptions& o, http::Transport& transport);
 
 // The target of every variant of `s`, in order (the scenario's own server when it has none).
-std::vector<ServerTarget> prepare_llama_targets(const scenario::Scenario& s, const RunOptions& o,
+std::vector<ServerTarget> prepare_llama_targets(const scenario::Scenario& s,
+                                                const run::RunOptions& o,
                                                 http::Transport& transport);
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

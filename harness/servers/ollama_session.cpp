@@ -1,4 +1,4 @@
-#include "harness/run/ollama_session.h"
+#include "harness/servers/ollama_session.h"
 
 #include <cstdlib>
 
@@ -11,8 +11,9 @@
 #include "harness/process/child.h"
 #include "harness/process/ports.h"
 #include "harness/prompt/prompt.h"
+#include "harness/servers/server_target.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -134,7 +135,48 @@ void OllamaSession::check_server(backend::OllamaBackend& be, json& server, json&
   }
 }
 
-void OllamaSession::prepare(json& server, json& model) {
+run::SessionInfo OllamaSession::prepare() {
+  try {
+    api_key_from(s_.server);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", s_.source, e.what()));
+  }
+  run::SessionInfo found;
+  found.server = {{"kind", scenario::to_string(s_.server.kind)},
+                  {"mode", s_.server.managed() ? "managed" : "attached"}};
+  check(found.server, found.model);
+  return found;
+}
+
+namespace {
+
+class OllamaBlock final : public run::BlockServer {
+ public:
+  OllamaBlock(OllamaSession& session, backend::OllamaBackend& be) : session_(session), be_(be) {}
+  backend::Backend& backend() override { return be_; }
+  bool died(json&) override { return false; }
+  bool restart(json&) override { return false; }
+  void after_call(const plan::PlannedCall&) override {}
+  void close(json& info) override { session_.close_block(info); }
+
+ private:
+  OllamaSession& session_;
+  backend::OllamaBackend& be_;
+};
+
+}  // namespace
+
+std::unique_ptr<run::BlockServer> OllamaSession::open(const plan::Block& block,
+                                                      const fs::path& run_dir, json& info) {
+  try {
+    return std::make_unique<OllamaBlock>(*this, open_block(block, run_dir, info));
+  } catch (const Error&) {
+    close_block(info);
+    throw;
+  }
+}
+
+void OllamaSession::check(json& server, json& model) {
   model = {{"name", s_.server.model}};
   if (!s_.server.managed()) {
     server["url"] = s_.server.url;
@@ -285,4 +327,4 @@ void OllamaSession::close_block(json& info) {
   backend_.reset();
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

@@ -15,7 +15,7 @@
 #include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 struct CapacityRequest {
   std::string kind = "llama-server";  // or "ollama"
@@ -45,6 +45,6 @@ struct CapacityRun {
 // capacity folder in options.results_root, and writes capacity.json there after every level.
 // Checks the request before anything is created; throws Error when interrupted (what was
 // measured stays on disk).
-CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& options);
+CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& options);
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

@@ -14,7 +14,7 @@
 #include "harness/backend/backend.h"
 #include "harness/measure/proc_tree.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 // Sends a one-token prompt (one token predicted) so that what every request touches is resident
 // before memory is read. Returns the prompt's token ids (what the server's slot now holds);
@@ -50,4 +50,4 @@ class BlockMemory {
   std::vector<std::string> notes_;
 };
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

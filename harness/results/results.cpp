@@ -1,4 +1,4 @@
-#include "harness/run/results.h"
+#include "harness/results/results.h"
 
 #include <cerrno>
 #include <cstring>
@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
-#include <fcntl.h>
 #include <unistd.h>
 
-namespace kvbench::run {
+namespace kvbench::results {
 
 namespace fs = std::filesystem;
 
@@ -49,27 +49,9 @@ fs::path create_run_dir(const fs::path& results_root, const std::string& scenari
 }
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
-  const fs::path tmp = path.string() + ".tmp";
-  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-  }
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      ::close(fd);
-      throw Error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  fs::rename(tmp, path);
+  AtomicFileWriter out(path);
+  out.write(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  out.commit();
 }
 
 RecordWriter::RecordWriter(const fs::path& path) : path_(path) {
@@ -93,7 +75,9 @@ void RecordWriter::append(const CallRecord& r) {
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     throw Error(fmt::format("cannot append to {}: {}", path_.string(), std::strerror(errno)));
   }
-  ::fdatasync(::fileno(file_));
+  if (::fdatasync(::fileno(file_)) != 0) {
+    throw Error(fmt::format("cannot flush {} to disk: {}", path_.string(), std::strerror(errno)));
+  }
 }
 
 bool cut_partial_last_line(const fs::path& path) {
@@ -145,4 +129,4 @@ LoadedRun load_run(const fs::path& run_dir) {
   return out;
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::results

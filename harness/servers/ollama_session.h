@@ -20,9 +20,10 @@
 #include "harness/backend/ollama.h"
 #include "harness/http/transport.h"
 #include "harness/plan/plan.h"
+#include "harness/run/server_session.h"
 #include "harness/scenario/scenario.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 // Finds the ollama executable: `explicit_path` if given, else $KVBENCH_OLLAMA, else `ollama` on
 // PATH. Throws InputError naming what was tried.
@@ -37,18 +38,24 @@ std::vector<std::string> calibration_probes(std::string_view run_id, std::uint64
 std::string missing_model_message(const std::string& model, const std::string& url,
                                   const std::string& server_error);
 
-class OllamaSession {
+class OllamaSession final : public run::ServerSession {
  public:
   OllamaSession(const scenario::Scenario& s, http::Transport& transport, std::string run_id,
                 std::chrono::seconds ready_timeout);
-  ~OllamaSession();
-  OllamaSession(const OllamaSession&) = delete;
-  OllamaSession& operator=(const OllamaSession&) = delete;
+  ~OllamaSession() override;
 
   // Checks that the server answers and has the model, and fills run.json's "server" and "model".
-  // Throws InputError for a missing model (naming `ollama pull`) or binary, Error for a server
-  // that does not answer (naming its URL). Warnings go to stderr and into server["warnings"].
-  void prepare(nlohmann::json& server, nlohmann::json& model);
+  // Throws InputError for a missing model (naming `ollama pull`), binary or API key variable,
+  // Error for a server that does not answer (naming its URL). Warnings go to stderr and into
+  // server["warnings"].
+  run::SessionInfo prepare() override;
+
+  // The block's server (open_block; on failure close_block, then the Error); closing it is
+  // close_block. A managed `ollama serve` that died is not restarted: the rest of its block
+  // fails call by call.
+  std::unique_ptr<run::BlockServer> open(const plan::Block& block,
+                                         const std::filesystem::path& run_dir,
+                                         nlohmann::json& info) override;
 
   // Starts or reaches the server for `block`, loads the model with the block's num_ctx, reads
   // /api/ps and calibrates (once per run); fills `info`. A managed server gets
@@ -68,6 +75,7 @@ class OllamaSession {
                                                        const std::filesystem::path& log_path,
                                                        nlohmann::json& info);
   void record_concurrency(nlohmann::json& info) const;
+  void check(nlohmann::json& server, nlohmann::json& model);
   void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
   void record_ps(backend::OllamaBackend& be, nlohmann::json& into);
 
@@ -81,4 +89,4 @@ class OllamaSession {
   std::optional<backend::TokenCalibration> calibration_;
 };
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

@@ -11,13 +11,13 @@
 
 #include "harness/core/record.h"
 
-namespace kvbench::run {
+namespace kvbench::results {
 
 // Creates results_root/<UTC yyyymmdd-hhmmss>-<name>, with a numeric suffix when it exists.
 std::filesystem::path create_run_dir(const std::filesystem::path& results_root,
                                      const std::string& scenario_name);
 
-// Writes JSON to `path` atomically (temporary file, fsync, rename).
+// Writes JSON to `path` atomically (AtomicFileWriter: temporary file, checked fsync, rename).
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 
 // Appends records to calls.jsonl; each line is flushed and synced before append() returns.
@@ -48,4 +48,4 @@ struct LoadedRun {
 // run.json or calls.jsonl is an InputError.
 LoadedRun load_run(const std::filesystem::path& run_dir);
 
-}  // namespace kvbench::run
+}  // namespace kvbench::results

@@ -1,6 +1,7 @@
-#include "harness/run/model_files.h"
+#include "harness/servers/model_files.h"
 
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -8,11 +9,48 @@
 #include "harness/gguf/gguf_io.h"
 #include "harness/gguf/model_shape.h"
 #include "harness/gguf/synth.h"
-#include "harness/run/runner.h"
+#include "harness/process/child.h"
+#include <unistd.h>
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 namespace fs = std::filesystem;
+
+std::string find_llama_server(const std::string& explicit_path) {
+  std::vector<std::string> tried;
+  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
+  if (!explicit_path.empty()) {
+    if (auto p = process::find_on_path(explicit_path)) {
+      return p->string();
+    }
+    throw InputError(
+        fmt::format("server.binary: llama-server binary '{}' does not exist or is not executable",
+                    explicit_path));
+  }
+  if (const char* env = std::getenv("KVBENCH_LLAMA_SERVER"); env != nullptr && *env != '\0') {
+    if (usable(env)) {
+      return env;
+    }
+    tried.push_back(fmt::format("$KVBENCH_LLAMA_SERVER={}", env));
+  }
+  std::error_code ec;
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (; !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    const fs::path candidate = dir / ".deps/llama/bin/llama-server";
+    if (usable(candidate)) {
+      return candidate.string();
+    }
+  }
+  tried.emplace_back(".deps/llama/bin/llama-server above the kvbench executable");
+  if (auto p = process::find_on_path("llama-server")) {
+    return p->string();
+  }
+  tried.emplace_back("llama-server on PATH");
+  throw InputError(
+      fmt::format("no llama-server found (tried {}); install one with "
+                  "scripts/get-llama-server.sh or pass --server-bin",
+                  fmt::join(tried, ", ")));
+}
 
 fs::path default_models_dir() {
   if (const char* d = std::getenv("KVBENCH_MODELS_DIR"); d != nullptr && *d != '\0') {
@@ -90,4 +128,4 @@ nlohmann::json describe_model_file(const std::string& path) {
   return j;
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

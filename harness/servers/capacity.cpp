@@ -1,13 +1,14 @@
-#include "harness/run/capacity.h"
+#include "harness/servers/capacity.h"
 
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
 #include "harness/load/block_stats.h"
 #include "harness/process/signals.h"
-#include "harness/run/results.h"
+#include "harness/results/results.h"
+#include "harness/servers/sessions.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -71,18 +72,18 @@ json block_facts(const json& run) {
 }
 
 LevelRun run_level(const CapacityRequest& request, int level, const fs::path& dir,
-                   const RunOptions& options) {
-  RunOptions o = options;
+                   const run::RunOptions& options) {
+  run::RunOptions o = options;
   o.results_root = dir;
-  const RunSummary summary =
-      run_scenario(with_overrides(capacity_level_scenario(request, level), options), o);
+  const run::RunSummary summary =
+      run_scenario(run::with_overrides(capacity_level_scenario(request, level), options), o);
   if (process::stop_requested()) {
     throw Error(
         fmt::format("kvbench capacity: interrupted at {} conversations; the levels "
                     "measured so far are in {}",
                     level, dir.string()));
   }
-  const LoadedRun loaded = load_run(summary.run_dir);
+  const results::LoadedRun loaded = results::load_run(summary.run_dir);
   json stats = load::block_stats(loaded.calls);
   LevelRun out;
   out.measured.not_ok = stats.value("calls", 0) - stats.value("ok", 0);
@@ -131,16 +132,16 @@ scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int l
   return scenario::parse_scenario(j.dump(), "kvbench capacity");
 }
 
-CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& options) {
+CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& options) {
   if (!options.url.empty()) {
     throw InputError(
         "kvbench capacity: --url: the search starts its own server per level; it cannot attach "
         "to a running one");
   }
-  with_overrides(capacity_level_scenario(request, 1), options);  // checks before any folder
+  run::with_overrides(capacity_level_scenario(request, 1), options);  // checks before any folder
   CapacityRun out;
   const bool root_existed = fs::exists(options.results_root);
-  out.dir = create_run_dir(options.results_root, "capacity");
+  out.dir = results::create_run_dir(options.results_root, "capacity");
   out.summary = {{"kind", "capacity"},
                  {"request", request_json(request)},
                  {"status", "running"},
@@ -152,7 +153,7 @@ CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& optio
     }
     lr.entry.erase("model");
     out.summary["levels"].push_back(lr.entry);
-    write_json_atomic(out.dir / "capacity.json", out.summary);
+    results::write_json_atomic(out.dir / "capacity.json", out.summary);
     return lr.measured;
   };
   try {
@@ -179,8 +180,8 @@ CapacityRun run_capacity(const CapacityRequest& request, const RunOptions& optio
   out.summary["first_failed"] =
       out.result.first_failed ? json(*out.result.first_failed) : json(nullptr);
   out.summary["status"] = "complete";
-  write_json_atomic(out.dir / "capacity.json", out.summary);
+  results::write_json_atomic(out.dir / "capacity.json", out.summary);
   return out;
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

@@ -1,4 +1,4 @@
-#include "harness/run/block_memory.h"
+#include "harness/servers/block_memory.h"
 
 #include <fstream>
 #include <sstream>
@@ -9,7 +9,7 @@
 #include "harness/kv/server_log.h"
 #include "harness/measure/gpu.h"
 
-namespace kvbench::run {
+namespace kvbench::servers {
 namespace {
 
 constexpr const char* kOneTokenPrompt = "0";
@@ -106,4 +106,4 @@ void BlockMemory::write(nlohmann::json& block, const std::filesystem::path& log_
   }
 }
 
-}  // namespace kvbench::run
+}  // namespace kvbench::servers

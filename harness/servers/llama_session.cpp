@@ -1,0 +1,168 @@
+#include "harness/servers/llama_session.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "harness/backend/llama_server.h"
+#include "harness/backend/managed_server.h"
+#include "harness/core/error.h"
+#include "harness/servers/block_memory.h"
+
+namespace kvbench::servers {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The per-slot context a llama-server reports in /props.
+int slot_ctx_from(const json& props) {
+  const auto it = props.find("default_generation_settings");
+  if (it == props.end() || !it->is_object()) {
+    return 0;
+  }
+  return it->value("n_ctx", 0);
+}
+
+int longest_prompt_tokens(const plan::Block& block) {
+  int n = 0;
+  for (const auto& call : block.calls) {
+    n = std::max(n, call.prompt_tokens);
+  }
+  return n;
+}
+
+class LlamaBlock final : public run::BlockServer {
+ public:
+  LlamaBlock(const scenario::Scenario& s, const ServerTarget& target, http::Transport& transport,
+             std::chrono::seconds ready_timeout, const plan::Block& block, const fs::path& run_dir,
+             json& info)
+      : target_(target), transport_(transport), ready_timeout_(ready_timeout) {
+    std::string url = target.spec.url;
+    if (target.spec.managed()) {
+      launch_ = backend::LlamaServerLaunch{target.binary,
+                                           target.model_path,
+                                           block.config.num_ctx * block.config.slots,
+                                           block.config.cache_type,
+                                           target.spec.flash_attn,
+                                           target.spec.threads,
+                                           block.config.slots,
+                                           target.spec.args,
+                                           run_dir / fmt::format("server-block{}.log", block.index),
+                                           target.api_key};
+      info["log"] = launch_.log_path.filename().string();
+      managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
+      url = managed_->url();
+      info["argv"] = managed_->argv();
+      info["pid"] = managed_->pid();
+    }
+    info["url"] = url;
+    backend_ = std::make_unique<backend::LlamaServerBackend>(transport_, url, target.api_key);
+    info["props"] = backend_->describe();
+    if (managed_) {
+      memory_.emplace(managed_->pid(), longest_prompt_tokens(block));
+      std::string note;
+      slot_ids_ = one_token_request(*backend_, note);
+      if (!note.empty()) {
+        memory_->add_note(note);
+      }
+      memory_->after_load();
+    }
+    if (s.concurrency.active()) {
+      info["slot_ctx"] = slot_ctx_from(info["props"]);
+    }
+  }
+
+  backend::Backend& backend() override { return *backend_; }
+  std::vector<int> slot_ids() const override { return slot_ids_; }
+
+  bool died(json& restart) override {
+    if (!managed_ || managed_->running()) {
+      return false;
+    }
+    restart["exit"] = managed_->exit_description();
+    restart["at"] = utc_now_rfc3339();
+    memory_.reset();
+    ++deaths_;
+    return true;
+  }
+
+  bool restart(json& restart) override {
+    try {
+      managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
+    } catch (const Error& e) {
+      restart["error"] = e.what();
+      return false;
+    }
+    backend_ =
+        std::make_unique<backend::LlamaServerBackend>(transport_, managed_->url(), target_.api_key);
+    restart["url"] = managed_->url();
+    return true;
+  }
+
+  void after_call(const plan::PlannedCall& call) override {
+    if (memory_) {
+      memory_->after_call(call.prompt_tokens);
+    }
+  }
+
+  void close(json& info) override {
+    for (int i = 0; i < deaths_; ++i) {
+      info["memory_notes"].push_back("the server restarted: memory figures were dropped");
+    }
+    if (!managed_) {
+      return;
+    }
+    if (memory_) {
+      memory_->at_end();
+    }
+    managed_->stop();
+    if (memory_) {
+      memory_->write(info, launch_.log_path);
+    }
+  }
+
+ private:
+  const ServerTarget& target_;
+  http::Transport& transport_;
+  std::chrono::seconds ready_timeout_;
+  backend::LlamaServerLaunch launch_;
+  std::unique_ptr<backend::ManagedServer> managed_;
+  std::unique_ptr<backend::LlamaServerBackend> backend_;
+  std::optional<BlockMemory> memory_;
+  std::vector<int> slot_ids_;  // what the warm-up left in slot 0
+  int deaths_ = 0;
+};
+
+}  // namespace
+
+run::SessionInfo LlamaSession::prepare() {
+  targets_ = prepare_llama_targets(s_, o_, transport_);
+  run::SessionInfo info{targets_.front().server, targets_.front().model, {}};
+  if (!s_.variants.empty()) {
+    for (const auto& t : targets_) {
+      info.variants_found.push_back({{"server", t.server}, {"model", t.model}});
+    }
+  }
+  return info;
+}
+
+const ServerTarget& LlamaSession::target_of(const plan::Block& block) const {
+  for (const auto& t : targets_) {
+    if (t.variant == block.config.variant) {
+      return t;
+    }
+  }
+  throw Error(fmt::format("block {} names variant '{}', which the scenario does not have",
+                          block.index, block.config.variant));
+}
+
+std::unique_ptr<run::BlockServer> LlamaSession::open(const plan::Block& block,
+                                                     const fs::path& run_dir, json& info) {
+  return std::make_unique<LlamaBlock>(s_, target_of(block), transport_, o_.ready_timeout, block,
+                                      run_dir, info);
+}
+
+}  // namespace kvbench::servers

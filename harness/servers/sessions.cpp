@@ -1,0 +1,61 @@
+#include "harness/servers/sessions.h"
+
+#include <functional>
+#include <map>
+
+#include "harness/http/multi_transport.h"
+#include "harness/servers/llama_session.h"
+#include "harness/servers/ollama_session.h"
+
+namespace kvbench::servers {
+
+namespace {
+
+using MakeSession = std::function<std::unique_ptr<run::ServerSession>(
+    const scenario::Scenario&, const run::RunOptions&, http::Transport&, const std::string&)>;
+
+const std::map<scenario::ServerKind, MakeSession>& sessions() {
+  static const std::map<scenario::ServerKind, MakeSession> table = {
+      {scenario::ServerKind::llama_server,
+       [](const scenario::Scenario& s, const run::RunOptions& o, http::Transport& t,
+          const std::string&) { return std::make_unique<LlamaSession>(s, o, t); }},
+      {scenario::ServerKind::ollama,
+       [](const scenario::Scenario& s, const run::RunOptions& o, http::Transport& t,
+          const std::string& run_id) {
+         return std::make_unique<OllamaSession>(s, t, run_id, o.ready_timeout);
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
+                                                 const run::RunOptions& o,
+                                                 http::Transport& transport,
+                                                 const std::string& run_id) {
+  return sessions().at(s.server.kind)(s, o, transport, run_id);
+}
+
+LocalRun::LocalRun()
+    : transport_(clock_),
+      ctx_{clock_, wall_clock_, transport_,
+           [this] { return std::make_unique<http::MultiTransport>(clock_); }, make_session} {}
+
+run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options) {
+  LocalRun local;
+  return run::run_scenario(s, options, local.context());
+}
+
+run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunOptions& options) {
+  LocalRun local;
+  return run::resume_run(run_dir, options, local.context());
+}
+
+run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
+                           const run::RunOptions& options) {
+  LocalRun local;
+  return run::extend_run(run_dir, extra_sets, options, local.context());
+}
+
+}  // namespace kvbench::servers

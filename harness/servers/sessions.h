@@ -1,0 +1,46 @@
+#pragma once
+// Runs on this machine: the server kinds kvbench knows, each a session, and the run context of
+// real clocks and libcurl transports. A server kind is added here by one line in the table of
+// sessions.cpp, beside its Backend and its ServerSession.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "harness/core/clock.h"
+#include "harness/http/curl_transport.h"
+#include "harness/run/runner.h"
+#include "harness/run/server_session.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::servers {
+
+// The session of `s`'s server kind.
+std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
+                                                 const run::RunOptions& o,
+                                                 http::Transport& transport,
+                                                 const std::string& run_id);
+
+// The run context of this machine: the steady clock, the system clock, libcurl's transports
+// and make_session.
+class LocalRun {
+ public:
+  LocalRun();
+  LocalRun(const LocalRun&) = delete;
+  LocalRun& operator=(const LocalRun&) = delete;
+  run::RunContext& context() { return ctx_; }
+
+ private:
+  SteadyClock clock_;
+  SystemClock wall_clock_;
+  http::CurlTransport transport_;
+  run::RunContext ctx_;
+};
+
+// run::run_scenario, run::resume_run and run::extend_run in a LocalRun.
+run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options);
+run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunOptions& options);
+run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
+                           const run::RunOptions& options);
+
+}  // namespace kvbench::servers

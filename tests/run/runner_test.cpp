@@ -1,0 +1,416 @@
+// The runner on a fake server kind, a fake clock and scripted transports: what it records for each
+// call kind, pairs, flags, restarts and their bound, a block whose server does not start, resume
+// and extend, and concurrent blocks, with no server and no network.
+
+#include "harness/run/runner.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/results/results.h"
+#include "tests/support/fake_server.h"
+#include "tests/support/scripted_transport.h"
+
+namespace kvbench::run {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test_support::FakeScript;
+using test_support::FakeSession;
+using test_support::ScriptedConcurrentTransport;
+using test_support::ScriptedTransport;
+
+constexpr auto kSequential = R"({
+  "name": "fake", "server": {"kind": "llama-server", "model": "synthetic:small"},
+  "factors": {"prompt_tokens": [32, 64], "num_ctx": [512], "cache_type": ["f16"]},
+  "repeats": 3, "warmup": 1, "max_tokens": 4, "seed": 7 })";
+
+// One run's surroundings: a fake clock (also the wall clock, in seconds since an epoch in 2027),
+// a strict transport (the runner must send nothing itself: everything goes through the session)
+// and the fake server kind.
+class Bench {
+ public:
+  Bench() {
+    options.results_root = root_;
+    options.progress = false;
+  }
+  ~Bench() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+
+  RunSummary run(const std::string& scenario_text) {
+    return run_scenario(scenario::parse_scenario(scenario_text, "fake.json"), options, ctx);
+  }
+
+  FakeClock clock{std::chrono::seconds(1'800'000'000)};
+  FakeScript script;
+  ScriptedTransport transport{/*strict=*/true};
+  std::vector<http::Request> concurrent_requests;
+  RunOptions options;
+  RunContext ctx{
+      clock, clock, transport,
+      [this] { return std::make_unique<ScriptedConcurrentTransport>(clock, concurrent_requests); },
+      [this](const scenario::Scenario&, const RunOptions&, http::Transport&, const std::string&) {
+        return std::make_unique<FakeSession>(script, clock);
+      }};
+
+ private:
+  fs::path root_ =
+      fs::temp_directory_path() /
+      ("kvbench-runner-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+       "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+};
+
+std::vector<CallRecord> records_of(const RunSummary& s) {
+  return results::load_run(s.run_dir).calls;
+}
+
+json run_json_of(const RunSummary& s) {
+  return results::load_run(s.run_dir).run;
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::set<std::string> nonces(const std::vector<CallRecord>& rs) {
+  std::set<std::string> out;
+  for (const auto& r : rs) {
+    out.insert(r.nonce);
+  }
+  return out;
+}
+
+TEST(Runner, RecordsEverySequentialCallWithItsKindAndTimings) {
+  Bench b;
+  const auto summary = b.run(kSequential);
+  EXPECT_TRUE(summary.complete);
+  EXPECT_EQ(summary.calls, 7);
+  EXPECT_EQ(summary.failed, 0);
+  EXPECT_EQ(summary.flagged, 0);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 7U);
+  EXPECT_EQ(rs[0].kind, "warmup") << "the block's first call is its warm-up";
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const auto& r = rs[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(r.kind, i == 0 ? "warmup" : "timed");
+    EXPECT_EQ(r.outcome, "ok");
+    EXPECT_EQ(r.block, 0);
+    EXPECT_EQ(r.num_ctx, 512);
+    EXPECT_EQ(r.cache_type, "f16");
+    EXPECT_EQ(r.run_id, rs[0].run_id);
+    ASSERT_TRUE(r.prompt_tokens_counted);
+    EXPECT_EQ(*r.prompt_tokens_counted, r.prompt_tokens) << "prompts are built to their length";
+    ASSERT_TRUE(r.client.ttft_ms && r.client.decode_tps);
+    EXPECT_DOUBLE_EQ(*r.client.ttft_ms, 100.0);
+    EXPECT_DOUBLE_EQ(*r.client.decode_tps, 100.0) << "3 tokens after the first, 10 ms apart";
+    EXPECT_EQ(r.client.tokens, 4);
+    ASSERT_TRUE(r.expected_cache_n && r.server.cache_n);
+    EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n);
+    EXPECT_TRUE(r.flags.empty());
+    if (i > 0) {
+      EXPECT_GT(r.t_start_s, rs[i - 1].t_start_s);
+    }
+  }
+  EXPECT_DOUBLE_EQ(rs[0].t_start_s, 0.0) << "elapsed time counts from the first call";
+  EXPECT_EQ(nonces(rs).size(), rs.size()) << "every first line is unique";
+  const json run = run_json_of(summary);
+  EXPECT_EQ(run["status"], "complete");
+  EXPECT_EQ(run["server"]["kind"], "fake");
+  EXPECT_EQ(run["model"]["name"], "fake-model");
+  ASSERT_EQ(run["blocks"].size(), 1U);
+  EXPECT_EQ(run["blocks"][0]["url"], "fake://block0");
+  EXPECT_EQ(run["blocks"][0]["fake_closed"], true);
+  EXPECT_EQ(run["summary"]["calls"], 7);
+  EXPECT_EQ(b.script.opened, std::vector<int>{0});
+  EXPECT_EQ(b.script.closed, 1);
+}
+
+TEST(Runner, ReuseBeyondThePredictionIsFlagged) {
+  Bench b;
+  b.script.reported_cache_n[3] = 30;  // the fourth call claims 30 tokens it should not have
+  const auto summary = b.run(kSequential);
+  EXPECT_EQ(summary.flagged, 1);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 7U);
+  EXPECT_THAT(rs[3].flags, ::testing::ElementsAre("unexpected_cache_reuse", "prompt_cache_hit"));
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (i != 3) {
+      EXPECT_TRUE(rs[i].flags.empty()) << i;
+    }
+  }
+}
+
+TEST(Runner, EachEditedReadFollowsItsColdReadAndReusesItsPrefix) {
+  Bench b;
+  const auto summary = b.run(R"({
+    "name": "pairs", "server": {"kind": "llama-server", "model": "synthetic:small"},
+    "factors": {"prompt_tokens": [64], "edit_position": [0.5, "none"], "num_ctx": [512],
+                "cache_type": ["f16"]},
+    "repeats": 2, "warmup": 1, "max_tokens": 2, "seed": 3 })");
+  EXPECT_TRUE(summary.complete);
+  EXPECT_EQ(summary.flagged, 0);
+  const auto rs = records_of(summary);
+  int edited = 0;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    if (rs[i].pair_role != "edited") {
+      continue;
+    }
+    ++edited;
+    ASSERT_GT(i, 0U);
+    const auto& cold = rs[i - 1];
+    const auto& r = rs[i];
+    EXPECT_EQ(cold.pair_role, "cold") << "the cold read comes right before its resend";
+    ASSERT_TRUE(r.pair_id && cold.pair_id);
+    EXPECT_EQ(*r.pair_id, cold.seq);
+    EXPECT_EQ(*cold.pair_id, cold.seq);
+    EXPECT_EQ(r.nonce, cold.nonce) << "the resend repeats its cold read's first line";
+    EXPECT_EQ(r.edit_position, cold.edit_position);
+    ASSERT_TRUE(r.expected_cache_n && r.server.cache_n && r.prompt_tokens_counted);
+    EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n);
+    if (r.edit_position == "none") {
+      EXPECT_EQ(*r.expected_cache_n, *r.prompt_tokens_counted - 1)
+          << "an unchanged resend reuses all but the token the server always re-reads";
+    } else {
+      ASSERT_TRUE(r.edit_first_diff);
+      EXPECT_EQ(*r.expected_cache_n, *r.edit_first_diff);
+      EXPECT_NEAR(*r.edit_first_diff, 32, 3);
+    }
+  }
+  EXPECT_EQ(edited, 4);
+}
+
+TEST(Runner, ARestartedServerCarriesTheBlockOn) {
+  Bench b;
+  b.script.failing_calls = {2};
+  b.script.failure_kills_server = true;
+  const auto summary = b.run(kSequential);
+  EXPECT_TRUE(summary.complete);
+  EXPECT_EQ(summary.failed, 1);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 7U);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    EXPECT_EQ(rs[i].outcome, i == 2 ? "connect_error" : "ok") << i;
+  }
+  EXPECT_EQ(summary.flagged, 0) << "after a restart nothing is predicted to be reused";
+  EXPECT_EQ(rs[3].expected_cache_n, 0);
+  const json block = run_json_of(summary)["blocks"][0];
+  ASSERT_EQ(block["restarts"].size(), 1U);
+  EXPECT_EQ(block["restarts"][0]["after_seq"], rs[2].seq);
+  EXPECT_EQ(block["restarts"][0]["exit"], "killed by the script");
+  EXPECT_EQ(block["restarts"][0]["url"], "fake://block0");
+  EXPECT_FALSE(block["restarts"][0].contains("gave_up"));
+  EXPECT_EQ(b.script.restarts, 1);
+}
+
+TEST(Runner, AServerThatDoesNotComeBackFailsTheRestOfItsBlock) {
+  Bench b;
+  b.script.failing_calls = {1};
+  b.script.failure_kills_server = true;
+  b.script.failing_restarts = 1;
+  const auto summary = b.run(kSequential);
+  EXPECT_TRUE(summary.complete) << "every call has a record";
+  EXPECT_EQ(summary.failed, 6);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 7U);
+  EXPECT_EQ(rs[1].outcome, "connect_error");
+  for (std::size_t i = 2; i < rs.size(); ++i) {
+    EXPECT_EQ(rs[i].outcome, "server_died") << i;
+    EXPECT_EQ(rs[i].error, "the server died and 3 restarts did not bring it back");
+  }
+  EXPECT_EQ(b.script.calls, 2) << "no call is sent to a server that is gone";
+  const json restarts = run_json_of(summary)["blocks"][0]["restarts"];
+  ASSERT_EQ(restarts.size(), 1U);
+  EXPECT_EQ(restarts[0]["error"], "the fake server did not come back");
+  EXPECT_EQ(restarts[0]["gave_up"], true);
+}
+
+TEST(Runner, RestartsAreBoundedPerBlock) {
+  Bench b;
+  b.script.failing_calls = {1, 2, 3, 4};  // every restarted server dies on its first call
+  b.script.failure_kills_server = true;
+  const auto summary = b.run(kSequential);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 7U);
+  EXPECT_EQ(b.script.restarts, 3) << "three restarts, then the block is given up";
+  for (std::size_t i = 1; i <= 4; ++i) {
+    EXPECT_EQ(rs[i].outcome, "connect_error") << i;
+  }
+  EXPECT_EQ(rs[5].outcome, "server_died");
+  EXPECT_EQ(rs[6].outcome, "server_died");
+  const json restarts = run_json_of(summary)["blocks"][0]["restarts"];
+  ASSERT_EQ(restarts.size(), 4U);
+  EXPECT_FALSE(restarts[2].contains("gave_up"));
+  EXPECT_EQ(restarts[3]["gave_up"], true);
+  EXPECT_FALSE(restarts[3].contains("error")) << "no fourth restart was tried";
+}
+
+TEST(Runner, ABlockWhoseServerDoesNotStartIsRecordedAndTheRunGoesOn) {
+  Bench b;
+  b.script.blocks_not_starting = {0};
+  const auto summary = b.run(R"({
+    "name": "two", "server": {"kind": "llama-server", "model": "synthetic:small"},
+    "factors": {"prompt_tokens": [32], "num_ctx": [512, 1024], "cache_type": ["f16"]},
+    "repeats": 2, "warmup": 1, "max_tokens": 2, "seed": 5 })");
+  EXPECT_TRUE(summary.complete);
+  EXPECT_EQ(summary.calls, 6);
+  EXPECT_EQ(summary.failed, 3);
+  for (const auto& r : records_of(summary)) {
+    EXPECT_EQ(r.outcome, r.block == 0 ? "server_start_error" : "ok") << r.seq;
+    if (r.block == 0) {
+      EXPECT_EQ(r.error, "the fake server did not start");
+    }
+  }
+  const json run = run_json_of(summary);
+  ASSERT_EQ(run["blocks"].size(), 2U);
+  EXPECT_EQ(run["blocks"][0]["error"], "the fake server did not start");
+  EXPECT_FALSE(run["blocks"][0].contains("fake_closed"));
+  EXPECT_EQ(run["blocks"][1]["fake_closed"], true);
+  EXPECT_EQ(b.script.opened, (std::vector<int>{0, 1}));
+}
+
+TEST(Runner, ResumeRecordsTheRestWithTheRunsIdAndElapsedTimeGoingOn) {
+  Bench b;
+  const auto first = b.run(kSequential);
+  const fs::path calls = first.run_dir / "calls.jsonl";
+  auto lines = lines_of(calls);
+  ASSERT_EQ(lines.size(), 7U);
+  {
+    std::ofstream out(calls, std::ios::trunc);
+    for (std::size_t i = 0; i < 3; ++i) {
+      out << lines[i] << '\n';
+    }
+    out << lines[3].substr(0, 20);  // a record cut short
+  }
+  const auto kept = results::load_run(first.run_dir).calls;
+  ASSERT_EQ(kept.size(), 3U);
+  b.clock.advance(std::chrono::seconds(60));
+  const auto resumed = resume_run(first.run_dir, b.options, b.ctx);
+  EXPECT_TRUE(resumed.complete);
+  EXPECT_EQ(resumed.calls, 4);
+  const results::LoadedRun after = results::load_run(first.run_dir);
+  EXPECT_TRUE(after.warnings.empty()) << "the partial line was cut off before appending";
+  ASSERT_EQ(after.calls.size(), 7U);
+  std::set<int> seqs;
+  for (std::size_t i = 0; i < after.calls.size(); ++i) {
+    const auto& r = after.calls[i];
+    seqs.insert(r.seq);
+    EXPECT_EQ(r.run_id, kept[0].run_id) << "a resumed run keeps its id";
+    if (i >= 3) {
+      EXPECT_GT(r.t_start_s, kept.back().t_start_s + 60) << "elapsed time goes on across resume";
+    }
+  }
+  EXPECT_EQ(seqs.size(), 7U);
+  EXPECT_EQ(nonces(after.calls).size(), 7U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(after.calls[i].nonce, kept[i].nonce);
+  }
+  const json run = after.run;
+  EXPECT_EQ(run["status"], "complete");
+  ASSERT_EQ(run["resumed"].size(), 1U);
+  EXPECT_EQ(run["resumed"][0]["calls_recorded"], 3);
+  EXPECT_EQ(run["blocks"].size(), 2U) << "the block was run once, then again for its rest";
+}
+
+TEST(Runner, ExtendAppendsWholeSetsOfVariantsAndKeepsWhatWasRecorded) {
+  Bench b;
+  const auto first = b.run(R"({
+    "name": "ab", "server": {"kind": "llama-server", "model": "synthetic:small"},
+    "variants": [{"name": "baseline"}, {"name": "candidate"}],
+    "factors": {"prompt_tokens": [32], "num_ctx": [512], "cache_type": ["f16"]},
+    "repeats": 2, "warmup": 1, "max_tokens": 2, "seed": 9 })");
+  ASSERT_TRUE(first.complete);
+  const auto before = lines_of(first.run_dir / "calls.jsonl");
+  const auto first_run = run_json_of(first);
+  ASSERT_EQ(first_run["blocks"].size(), 4U) << "ABBA";
+  const auto extended = extend_run(first.run_dir, 1, b.options, b.ctx);
+  EXPECT_TRUE(extended.complete);
+  EXPECT_EQ(extended.calls, static_cast<int>(before.size()));
+  const auto after = lines_of(first.run_dir / "calls.jsonl");
+  ASSERT_EQ(after.size(), 2 * before.size());
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));
+  const auto rs = results::load_run(first.run_dir).calls;
+  EXPECT_EQ(nonces(rs).size(), rs.size());
+  const auto baseline = std::count_if(rs.begin(), rs.end(),
+                                      [](const CallRecord& r) { return r.variant == "baseline"; });
+  const auto candidate = std::count_if(
+      rs.begin(), rs.end(), [](const CallRecord& r) { return r.variant == "candidate"; });
+  EXPECT_EQ(baseline, candidate) << "whole sets: each variant as often as the other";
+  EXPECT_EQ(baseline + candidate, static_cast<long>(rs.size()));
+  const json run = results::load_run(first.run_dir).run;
+  EXPECT_EQ(run["blocks"].size(), 8U);
+  ASSERT_EQ(run["extended"].size(), 1U);
+  EXPECT_EQ(run["extended"][0]["sets_before"], 1);
+}
+
+constexpr auto kConcurrent = R"({
+  "name": "streams", "server": {"kind": "llama-server", "model": "synthetic:small"},
+  "factors": {"prompt_tokens": [32], "num_ctx": [512], "cache_type": ["f16"]},
+  "concurrency": {"streams": [2]}, "repeats": 6, "warmup": 0, "max_tokens": 4, "seed": 11 })";
+
+TEST(Runner, ConcurrentCallsArePinnedToTheirStreamsSlot) {
+  Bench b;
+  const auto summary = b.run(kConcurrent);
+  EXPECT_TRUE(summary.complete);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 6U);
+  ASSERT_EQ(b.concurrent_requests.size(), 6U);
+  int both = 0;
+  for (const auto& r : rs) {
+    SCOPED_TRACE(r.seq);
+    EXPECT_EQ(r.outcome, "ok");
+    EXPECT_EQ(r.slots, 2);
+    ASSERT_TRUE(r.stream && r.in_flight);
+    EXPECT_TRUE(*r.stream == 0 || *r.stream == 1);
+    EXPECT_LE(*r.in_flight, 2);
+    both += *r.in_flight == 2 ? 1 : 0;
+    EXPECT_TRUE(r.expected_cache_n) << "a pinned slot predicts its reuse";
+    EXPECT_EQ(r.client.tokens, 4);
+    const auto sent =
+        std::find_if(b.concurrent_requests.begin(), b.concurrent_requests.end(),
+                     [&](const http::Request& q) { return q.body.rfind(r.nonce + "\n", 0) == 0; });
+    ASSERT_NE(sent, b.concurrent_requests.end());
+    EXPECT_EQ(sent->url, "fake://slot/" + std::to_string(*r.stream));
+  }
+  EXPECT_GE(both, 4) << "two streams were in flight at once";
+  const json block = run_json_of(summary)["blocks"][0];
+  EXPECT_EQ(block["slots"], 2);
+  EXPECT_EQ(block["concurrency"]["calls"], 6);
+  EXPECT_FALSE(block.contains("server_queue"));
+}
+
+TEST(Runner, ConcurrentCallsOnAServerThatPicksItsSlotsPredictNothing) {
+  Bench b;
+  b.script.capabilities = {.token_ids = false, .slot_pinning = false, .queue_in_durations = true};
+  const auto summary = b.run(kConcurrent);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 6U);
+  for (const auto& r : rs) {
+    EXPECT_FALSE(r.expected_cache_n) << r.seq;
+    EXPECT_FALSE(r.prompt_tokens_counted) << "no ids, no count before sending";
+  }
+  for (const auto& q : b.concurrent_requests) {
+    EXPECT_EQ(q.url, "fake://slot/0") << "no call is pinned";
+  }
+  const json block = run_json_of(summary)["blocks"][0];
+  EXPECT_TRUE(block.contains("server_queue")) << "queueing is read from the server's durations";
+}
+
+}  // namespace
+}  // namespace kvbench::run

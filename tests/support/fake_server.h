@@ -1,0 +1,213 @@
+#pragma once
+// A server kind for tests: FakeBackend counts a word as one token (plus one for BOS), gives each
+// word an id, and answers calls on a FakeClock as a script says; FakeSession opens one
+// FakeBlock per block, whose server can refuse to start, die after a failed call and come back
+// after a number of failed restarts. It is the whole of what a new server kind adds: a Backend
+// and a ServerSession.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/backend/backend.h"
+#include "harness/core/clock.h"
+#include "harness/core/error.h"
+#include "harness/prompt/edit.h"
+#include "harness/run/server_session.h"
+
+namespace kvbench::test_support {
+
+// What the fake server does, and what it saw.
+struct FakeScript {
+  std::chrono::milliseconds ttft{100};      // sent -> first token
+  std::chrono::milliseconds token_gap{10};  // between tokens
+  backend::Capabilities capabilities{.token_ids = true, .slot_pinning = true};
+  std::set<int> failing_calls;        // complete() calls (0-based, over the run) that fail
+  bool failure_kills_server = false;  // a failed call leaves its block's server dead
+  int failing_restarts = 0;           // restarts that do not bring the server back
+  std::set<int> blocks_not_starting;
+  std::map<int, int> reported_cache_n;  // complete() call -> the cache_n the server reports
+  // Seen:
+  int calls = 0;
+  int restarts = 0;
+  std::vector<int> opened;  // block indexes, in order
+  int closed = 0;
+};
+
+class FakeBackend final : public backend::Backend {
+ public:
+  FakeBackend(FakeScript& script, FakeClock& clock, bool& dead)
+      : script_(script), clock_(clock), dead_(dead) {}
+
+  std::string_view name() const override { return "fake"; }
+  int count_tokens(std::string_view text) override { return static_cast<int>(ids(text).size()); }
+  std::vector<int> tokenize(std::string_view text) override {
+    return script_.capabilities.token_ids ? ids(text) : std::vector<int>{};
+  }
+
+  backend::CallResult complete(const backend::CompletionSpec& spec) override {
+    const int call = script_.calls++;
+    backend::CallResult r;
+    r.trace.sent = clock_.now();
+    if (dead_ || script_.failing_calls.count(call) != 0) {
+      dead_ = dead_ || script_.failure_kills_server;
+      clock_.advance(std::chrono::milliseconds(1));
+      r.trace.done = clock_.now();
+      r.outcome = "connect_error";
+      r.error = "the fake server refused the call";
+      return r;
+    }
+    const auto prompt = ids(spec.prompt);
+    r.trace.request_out = r.trace.sent;
+    clock_.advance(script_.ttft);
+    r.trace.first_byte = clock_.now();
+    for (int i = 0; i < spec.max_tokens; ++i) {
+      if (i > 0) {
+        clock_.advance(script_.token_gap);
+      }
+      r.trace.token_arrivals.push_back(clock_.now());
+      r.trace.token_counts.push_back(1);
+    }
+    r.trace.done = clock_.now();
+    r.server.prompt_n = static_cast<int>(prompt.size());
+    const auto reported = script_.reported_cache_n.find(call);
+    r.server.cache_n = reported != script_.reported_cache_n.end()
+                           ? reported->second
+                           : prompt::expected_reuse(prompt, slot_);
+    r.server.predicted_n = spec.max_tokens;
+    slot_ = prompt;
+    return r;
+  }
+
+  http::Request stream_request(const backend::CompletionSpec& spec) const override {
+    http::Request req;
+    req.url = "fake://slot/" + std::to_string(spec.slot);
+    req.body = spec.prompt;
+    return req;
+  }
+
+  // Each chunk is one token.
+  std::unique_ptr<backend::StreamDecoder> open_stream(const backend::CompletionSpec&) override {
+    class Decoder final : public backend::StreamDecoder {
+     public:
+      bool feed(std::string_view, Nanos arrival) override {
+        r_.trace.token_arrivals.push_back(arrival);
+        r_.trace.token_counts.push_back(1);
+        return true;
+      }
+      backend::CallResult finish(const http::Result& res) override {
+        r_.trace.sent = res.started;
+        r_.trace.request_out = res.request_out;
+        r_.trace.first_byte = res.first_byte;
+        r_.trace.done = res.finished;
+        r_.outcome = std::string(http::to_string(res.outcome));
+        r_.server.predicted_n = static_cast<int>(r_.trace.token_counts.size());
+        return r_;
+      }
+
+     private:
+      backend::CallResult r_;
+    };
+    return std::make_unique<Decoder>();
+  }
+
+  backend::Capabilities capabilities() const override { return script_.capabilities; }
+  nlohmann::json describe() override { return {{"fake", true}}; }
+
+  // A restarted server's slot holds nothing.
+  void clear_slot() { slot_.clear(); }
+
+  // BOS, then one id per word.
+  static std::vector<int> ids(std::string_view text) {
+    std::vector<int> out{1};
+    std::size_t i = 0;
+    while (i < text.size()) {
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\n')) {
+        ++i;
+      }
+      std::uint32_t h = 2166136261U;
+      bool word = false;
+      for (; i < text.size() && text[i] != ' ' && text[i] != '\n'; ++i) {
+        h = (h ^ static_cast<unsigned char>(text[i])) * 16777619U;
+        word = true;
+      }
+      if (word) {
+        out.push_back(2 + static_cast<int>(h % 50000U));
+      }
+    }
+    return out;
+  }
+
+ private:
+  FakeScript& script_;
+  FakeClock& clock_;
+  bool& dead_;
+  std::vector<int> slot_;  // what the one slot of the sequential path read last
+};
+
+class FakeBlock final : public run::BlockServer {
+ public:
+  FakeBlock(FakeScript& script, FakeClock& clock, int block)
+      : script_(script), block_(block), backend_(script, clock, dead_) {}
+
+  backend::Backend& backend() override { return backend_; }
+  bool died(nlohmann::json& restart) override {
+    if (!dead_) {
+      return false;
+    }
+    restart["exit"] = "killed by the script";
+    return true;
+  }
+  bool restart(nlohmann::json& restart) override {
+    if (++script_.restarts <= script_.failing_restarts) {
+      restart["error"] = "the fake server did not come back";
+      return false;
+    }
+    dead_ = false;
+    backend_.clear_slot();
+    restart["url"] = "fake://block" + std::to_string(block_);
+    return true;
+  }
+  void after_call(const plan::PlannedCall&) override {}
+  void close(nlohmann::json& info) override {
+    info["fake_closed"] = true;
+    ++script_.closed;
+  }
+
+ private:
+  FakeScript& script_;
+  int block_;
+  bool dead_ = false;
+  FakeBackend backend_;
+};
+
+class FakeSession final : public run::ServerSession {
+ public:
+  FakeSession(FakeScript& script, FakeClock& clock) : script_(script), clock_(clock) {}
+
+  run::SessionInfo prepare() override {
+    return {{{"kind", "fake"}, {"mode", "managed"}}, {{"name", "fake-model"}}, {}};
+  }
+  std::unique_ptr<run::BlockServer> open(const plan::Block& block, const std::filesystem::path&,
+                                         nlohmann::json& info) override {
+    script_.opened.push_back(block.index);
+    if (script_.blocks_not_starting.count(block.index) != 0) {
+      throw Error("the fake server did not start");
+    }
+    info["url"] = "fake://block" + std::to_string(block.index);
+    return std::make_unique<FakeBlock>(script_, clock_, block.index);
+  }
+
+ private:
+  FakeScript& script_;
+  FakeClock& clock_;
+};
+
+}  // namespace kvbench::test_support
