@@ -28,15 +28,24 @@ const std::vector<Metric>& metrics() {
   return kMetrics;
 }
 
+bool fresh_read(const CallRecord& r) {
+  return (r.kind == CallKind::timed || r.kind == CallKind::probe) &&
+         r.pair_role != PairRole::edited;
+}
+
+bool fresh_timed(const CallRecord& r) {
+  return r.kind == CallKind::timed && fresh_read(r);
+}
+
+bool single_timed(const CallRecord& r) {
+  return r.kind == CallKind::timed && !r.pair_id;
+}
+
 double elapsed_minutes(const CallRecord& r, double first_start_s) {
   return (r.t_start_s - first_start_s) / 60.0;
 }
 
 namespace {
-
-bool measured(const CallRecord& r) {
-  return r.kind == "timed" || r.kind == "probe";
-}
 
 std::vector<ConditionStats> describe_conditions(const std::vector<const CallRecord*>& timed,
                                                 std::uint64_t seed) {
@@ -205,15 +214,17 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
   std::vector<const CallRecord*> probes;
   double t0 = std::numeric_limits<double>::infinity();
   for (const auto& r : calls) {
-    if (!measured(r)) {
+    if (!fresh_read(r)) {
       continue;
     }
     t0 = std::min(t0, r.t_start_s);
     if (!r.ok()) {
-      a.timed_failed += r.kind == "timed" ? 1 : 0;
+      if (r.kind == CallKind::timed) {
+        ++a.timed_failed;
+      }
       continue;
     }
-    (r.kind == "timed" ? timed : probes).push_back(&r);
+    (r.kind == CallKind::timed ? timed : probes).push_back(&r);
   }
   a.timed_ok = timed.size();
   if (timed.empty()) {

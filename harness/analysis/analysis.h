@@ -27,6 +27,16 @@ struct Metric {
   std::function<std::optional<double>(const CallRecord&)> value;
 };
 
+// The calls every summary and model of a run rests on: timed calls and drift probes that read a
+// fresh prompt. A prefix-reuse pair's edited resend reads most of its prompt from the cache: it
+// is measured against its cold read (report/prefix.h) and kept out of the models, where it would
+// pool cache hits with cold reads of the same length.
+bool fresh_read(const CallRecord& r);
+// A fresh read that is a timed call, not a drift probe: the calls of the condition table.
+bool fresh_timed(const CallRecord& r);
+// A timed call outside any prefix-reuse pair: the calls the repeated-prompt trap looks at.
+bool single_timed(const CallRecord& r);
+
 // Client TTFT, server prompt time, client and server decode rate.
 const std::vector<Metric>& metrics();
 

@@ -31,7 +31,7 @@ struct CompletionSpec {
 struct CallResult {
   CallTrace trace;
   ServerTiming server;
-  std::string outcome = "ok";
+  Outcome outcome = Outcome::ok;
   std::optional<long> http_status;
   std::string error;
 };

@@ -50,13 +50,13 @@ CallResult streamed_result(CallResult r, const http::Result& res, const std::str
     r.http_status = res.http_status;
   }
   if (!stream_error.empty()) {
-    r.outcome = "server_error";
+    r.outcome = Outcome::server_error;
     r.error = stream_error;
   } else if (res.outcome != http::Outcome::ok) {
-    r.outcome = std::string(http::to_string(res.outcome));
+    r.outcome = http::call_outcome(res.outcome);
     r.error = res.error;
   } else if (!final_seen) {
-    r.outcome = "stream_error";
+    r.outcome = Outcome::stream_error;
     r.error = std::string(missing_final);
   }
   return r;

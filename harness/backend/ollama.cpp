@@ -117,7 +117,7 @@ http::Request OllamaBackend::generate_request(const CompletionSpec& spec) const 
 }
 
 void OllamaBackend::refine_calibration(std::size_t prompt_bytes, const CallResult& call) {
-  if (call.outcome != "ok" || !call.server.prompt_n || !calibration_) {
+  if (call.outcome != Outcome::ok || !call.server.prompt_n || !calibration_) {
     return;
   }
   auto points = calibration_->points;

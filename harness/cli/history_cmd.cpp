@@ -94,7 +94,7 @@ int gate_against_history(const GateCliOptions& o) {
   report.rows = gate::history_rows(
       entries, pair ? fmt::format("run {} vs run {}", run.session.run_id, base->session.run_id)
                     : fmt::format("run {} vs history", run.session.run_id));
-  report.overall = gate::history_overall(entries);
+  report.overall = stats::overall_verdict(entries);
   report.inconclusive_fails = config.inconclusive_fails;
   report.notes.push_back(fmt::format(
       "session values: fitted at the reference point (t = 0); history {} (scenario {}, the last "

@@ -81,24 +81,6 @@ nlohmann::json optional_json(const std::optional<std::uint64_t>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-nlohmann::json shape_json(const gguf::ModelShape& sh) {
-  nlohmann::json j = {{"n_layer", sh.n_layer},
-                      {"n_embd", sh.n_embd},
-                      {"n_head", sh.n_head},
-                      {"n_head_kv", sh.n_head_kv},
-                      {"n_ff", sh.n_ff},
-                      {"n_ctx_train", sh.n_ctx_train},
-                      {"n_vocab", sh.n_vocab},
-                      {"head_dim_k", sh.head_dim_k},
-                      {"head_dim_v", sh.head_dim_v},
-                      {"rope_dims", sh.rope_dims}};
-  if (!sh.n_head_kv_layers.empty()) {
-    j["n_head_kv_layers"] = sh.n_head_kv_layers;
-  }
-  j["sliding_window"] = sh.sliding_window ? nlohmann::json(*sh.sliding_window) : nullptr;
-  return j;
-}
-
 nlohmann::json summary_json(const ModelSummary& s) {
   const gguf::GgufFile& f = s.header.file;
   nlohmann::json j = {{"path", s.path},
@@ -112,7 +94,7 @@ nlohmann::json summary_json(const ModelSummary& s) {
                       {"tensor_types", s.tensor_types},
                       {"tensor_data_offset", f.data_offset}};
   if (s.shape) {
-    j["shape"] = shape_json(*s.shape);
+    j["shape"] = *s.shape;
     j["kv_bytes_per_token"] = {{"f16", optional_json(s.kv_f16)},
                                {"q8_0", optional_json(s.kv_q8_0)}};
   } else {

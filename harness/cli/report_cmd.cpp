@@ -52,27 +52,19 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     for (const auto& w : loaded.warnings) {
       fmt::print(stderr, "warning: {}\n", w);
     }
-    report::write_markdown(std::cout, loaded.run, loaded.calls, loaded.warnings);
-    const auto rows = report::summarize_conditions(loaded.calls);
+    const auto report = report::build_report(loaded.run, loaded.calls, loaded.warnings);
+    report::write_markdown(std::cout, report);
     if (!o->csv.empty()) {
       auto out = open_out(o->csv);
-      report::write_conditions_csv(out, rows);
+      report::write_conditions_csv(out, report);
     }
     if (!o->calls_csv.empty()) {
       auto out = open_out(o->calls_csv);
-      report::write_calls_csv(out, loaded.calls);
+      report::write_calls_csv(out, report.calls);
     }
     if (!o->json.empty()) {
       auto out = open_out(o->json);
-      auto j = report::to_json(rows, report::check_cache(loaded.calls));
-      j["memory"] = report::memory_json(report::analyze_memory(loaded.run));
-      j["prefix_reuse"] = report::prefix_to_json(loaded.calls, report::lesson_figures());
-      j["run"] = loaded.run;
-      j["analysis"] = analysis::analyze(
-          loaded.calls,
-          loaded.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}),
-          report::baseline_variant(loaded.run));
-      out << j.dump(2) << "\n";
+      out << report::to_json(report).dump(2) << "\n";
     }
     exit_code = 0;
   });

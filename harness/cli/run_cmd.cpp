@@ -56,8 +56,10 @@ void setup_run_command(CLI::App& app, int& exit_code) {
       process::install_signal_handlers();
       summary = servers::run_scenario(s, ro);
     }
-    const auto loaded = results::load_run(summary.run_dir);
-    report::write_markdown(std::cout, loaded.run, loaded.calls, loaded.warnings);
+    auto loaded = results::load_run(summary.run_dir);
+    report::write_markdown(std::cout,
+                           report::build_report(std::move(loaded.run), std::move(loaded.calls),
+                                                std::move(loaded.warnings)));
     std::cout << "\nresults: " << summary.run_dir.string() << "\n";
     if (!summary.complete) {
       fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);

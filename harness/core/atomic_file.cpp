@@ -1,5 +1,8 @@
 #include "harness/core/atomic_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -8,8 +11,6 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kvbench {
 

@@ -1,5 +1,14 @@
 #include "harness/core/record.h"
 
+#include <array>
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+
 namespace kvbench {
 
 namespace {
@@ -50,6 +59,99 @@ ClientTiming derive_timing(const CallTrace& trace) {
     t.decode_tps = (t.tokens - first_count) / (span_ms / 1000.0);
   }
   return t;
+}
+
+namespace {
+
+template <typename Enum, std::size_t N>
+struct Names {
+  std::array<std::pair<Enum, std::string_view>, N> names;
+  const char* what;
+
+  std::string_view of(Enum e) const {
+    for (const auto& [v, name] : names) {
+      if (v == e) {
+        return name;
+      }
+    }
+    return "?";
+  }
+  Enum from(std::string_view name) const {
+    std::vector<std::string> accepted;
+    for (const auto& [v, n] : names) {
+      if (n == name) {
+        return v;
+      }
+      accepted.push_back(fmt::format("'{}'", n));
+    }
+    throw InputError(
+        fmt::format("{} '{}': expected one of {}", what, name, fmt::join(accepted, ", ")));
+  }
+};
+
+constexpr Names<CallKind, 3> kKinds{
+    {{{CallKind::warmup, "warmup"}, {CallKind::timed, "timed"}, {CallKind::probe, "probe"}}},
+    "call kind"};
+constexpr Names<PairRole, 3> kRoles{
+    {{{PairRole::none, ""}, {PairRole::cold, "cold"}, {PairRole::edited, "edited"}}}, "pair role"};
+constexpr Names<Outcome, 10> kOutcomes{{{{Outcome::ok, "ok"},
+                                         {Outcome::connect_error, "connect_error"},
+                                         {Outcome::timeout, "timeout"},
+                                         {Outcome::http_error, "http_error"},
+                                         {Outcome::stream_error, "stream_error"},
+                                         {Outcome::aborted, "aborted"},
+                                         {Outcome::server_error, "server_error"},
+                                         {Outcome::tokenize_error, "tokenize_error"},
+                                         {Outcome::server_start_error, "server_start_error"},
+                                         {Outcome::server_died, "server_died"}}},
+                                       "outcome"};
+
+}  // namespace
+
+std::string_view to_string(CallKind kind) {
+  return kKinds.of(kind);
+}
+std::string_view to_string(PairRole role) {
+  return kRoles.of(role);
+}
+std::string_view to_string(Outcome outcome) {
+  return kOutcomes.of(outcome);
+}
+CallKind call_kind_from(std::string_view name) {
+  return kKinds.from(name);
+}
+PairRole pair_role_from(std::string_view name) {
+  return kRoles.from(name);
+}
+Outcome outcome_from(std::string_view name) {
+  return kOutcomes.from(name);
+}
+std::ostream& operator<<(std::ostream& out, CallKind kind) {
+  return out << to_string(kind);
+}
+std::ostream& operator<<(std::ostream& out, PairRole role) {
+  return out << to_string(role);
+}
+std::ostream& operator<<(std::ostream& out, Outcome outcome) {
+  return out << to_string(outcome);
+}
+void to_json(nlohmann::json& j, CallKind kind) {
+  j = to_string(kind);
+}
+void to_json(nlohmann::json& j, PairRole role) {
+  j = to_string(role);
+}
+void to_json(nlohmann::json& j, Outcome outcome) {
+  j = to_string(outcome);
+}
+void from_json(const nlohmann::json& j, CallKind& kind) {
+  kind = call_kind_from(j.get<std::string>());
+}
+void from_json(const nlohmann::json& j, PairRole& role) {
+  role = pair_role_from(j.get<std::string>());
+}
+void from_json(const nlohmann::json& j, Outcome& outcome) {
+  outcome = outcome_from(j.get<std::string>());
 }
 
 nlohmann::json to_json(const CallRecord& r) {
@@ -112,7 +214,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.seq = j.at("seq").get<int>();
   r.block = j.value("block", 0);
   r.round = j.value("round", 0);
-  r.kind = j.value("kind", "timed");
+  r.kind = call_kind_from(j.value("kind", "timed"));
   r.prompt_tokens = j.value("prompt_tokens", 0);
   r.num_ctx = j.value("num_ctx", 0);
   r.cache_type = j.value("cache_type", "");
@@ -121,7 +223,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.prompt_tokens_counted = get<int>(j, "prompt_tokens_counted");
   r.t_start_s = j.value("t_start_s", 0.0);
   r.wall_start = j.value("wall_start", "");
-  r.outcome = j.value("outcome", "ok");
+  r.outcome = outcome_from(j.value("outcome", "ok"));
   r.http_status = get<long>(j, "http_status");
   r.error = j.value("error", "");
   r.expected_cache_n = get<int>(j, "expected_cache_n");
@@ -133,7 +235,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
   if (j.contains("pair") && j["pair"].is_object()) {
     const auto& p = j["pair"];
     r.pair_id = get<int>(p, "id");
-    r.pair_role = p.value("role", "");
+    r.pair_role = pair_role_from(p.value("role", ""));
     r.edit_position = p.value("edit_position", "");
     r.edit_first_diff = get<int>(p, "first_diff");
     r.edit_text_fraction = get<double>(p, "text_fraction");

@@ -3,8 +3,10 @@
 // every later analysis: add fields, never change the meaning of one (bump kRecordVersion).
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,47 @@
 namespace kvbench {
 
 inline constexpr int kRecordVersion = 1;
+
+// What a call is in its block: discarded warm-up, timed call, or drift probe.
+enum class CallKind { warmup, timed, probe };
+// A call's part in a prefix-reuse pair: the cold read of a fresh prompt, or its edited resend.
+enum class PairRole { none, cold, edited };
+// How a call ended. The first six are the transport's (http::Outcome); server_error: the stream
+// carried an error; tokenize_error: the prompt could not be counted, nothing was sent;
+// server_start_error: the block's server did not start; server_died: the block's server died
+// and did not come back, so the call was not sent.
+enum class Outcome {
+  ok,
+  connect_error,
+  timeout,
+  http_error,
+  stream_error,
+  aborted,
+  server_error,
+  tokenize_error,
+  server_start_error,
+  server_died,
+};
+
+// The names records use ("timed", "cold", "connect_error"; PairRole::none is ""). The inverses
+// throw InputError naming the value and the accepted names.
+std::string_view to_string(CallKind kind);
+std::string_view to_string(PairRole role);
+std::string_view to_string(Outcome outcome);
+CallKind call_kind_from(std::string_view name);
+PairRole pair_role_from(std::string_view name);
+Outcome outcome_from(std::string_view name);
+// By name, for test messages.
+std::ostream& operator<<(std::ostream& out, CallKind kind);
+std::ostream& operator<<(std::ostream& out, PairRole role);
+std::ostream& operator<<(std::ostream& out, Outcome outcome);
+// By name in JSON too: never as numbers.
+void to_json(nlohmann::json& j, CallKind kind);
+void to_json(nlohmann::json& j, PairRole role);
+void to_json(nlohmann::json& j, Outcome outcome);
+void from_json(const nlohmann::json& j, CallKind& kind);
+void from_json(const nlohmann::json& j, PairRole& role);
+void from_json(const nlohmann::json& j, Outcome& outcome);
 
 // Raw client-side observations of one streamed call, all on the one steady clock.
 struct CallTrace {
@@ -61,7 +104,7 @@ struct CallRecord {
   int seq = 0;
   int block = 0;
   int round = 0;
-  std::string kind;       // "warmup" | "timed"
+  CallKind kind = CallKind::timed;
   int prompt_tokens = 0;  // the factor level (target)
   int num_ctx = 0;
   std::string cache_type;
@@ -70,7 +113,7 @@ struct CallRecord {
   std::optional<int> prompt_tokens_counted;  // counted with the server's tokenizer before sending
   double t_start_s = 0;                      // seconds since the run's first call started
   std::string wall_start;                    // UTC
-  std::string outcome = "ok";  // ok | connect_error | timeout | http_error | stream_error | ...
+  Outcome outcome = Outcome::ok;
   std::optional<long> http_status;
   std::string error;
   ClientTiming client;
@@ -78,8 +121,8 @@ struct CallRecord {
   std::optional<int> expected_cache_n;  // what reuse should be: 0 for a fresh timed prompt
   std::vector<std::string> flags;       // e.g. "unexpected_cache_reuse"
   // Prefix-reuse pairs (factors.edit_position); absent or empty on single calls.
-  std::optional<int> pair_id;          // seq of the pair's cold read
-  std::string pair_role;               // "cold" | "edited"
+  std::optional<int> pair_id;  // seq of the pair's cold read
+  PairRole pair_role = PairRole::none;
   std::string edit_position;           // the factor level: "0.25", "none", "question", ...
   std::optional<int> edit_first_diff;  // edited read: token index of the first difference
   // Edited read on a server without token ids (Ollama): the first difference's byte offset over
@@ -91,7 +134,7 @@ struct CallRecord {
   std::optional<int> stream;       // which stream (and server slot) carried the call
   std::optional<int> in_flight;    // calls in flight when it was sent, itself included
   std::optional<double> queue_ms;  // open loop: from its scheduled arrival to its send
-  bool ok() const { return outcome == "ok"; }
+  bool ok() const { return outcome == Outcome::ok; }
 };
 
 nlohmann::json to_json(const CallRecord& r);

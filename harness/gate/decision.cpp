@@ -116,7 +116,7 @@ std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::Metric
   // The fit's rows: the timed calls that succeeded and carry the metric, in record order.
   std::vector<const CallRecord*> rows;
   for (const auto& r : subset) {
-    if (r.kind == "timed" && r.ok() && metric.value(r)) {
+    if (r.kind == CallKind::timed && r.ok() && metric.value(r)) {
       rows.push_back(&r);
     }
   }
@@ -149,18 +149,6 @@ void apply_validity(GateEntry& e) {
   e.reason = fmt::format("would pass, but the run is unstable: {}", fmt::join(rules, "; "));
 }
 
-stats::Verdict overall_of(const std::vector<GateEntry>& entries) {
-  const auto any = [&](stats::Verdict v) {
-    return std::any_of(entries.begin(), entries.end(),
-                       [v](const GateEntry& e) { return e.verdict == v; });
-  };
-  if (any(stats::Verdict::fail)) {
-    return stats::Verdict::fail;
-  }
-  return any(stats::Verdict::inconclusive) || entries.empty() ? stats::Verdict::inconclusive
-                                                              : stats::Verdict::pass;
-}
-
 }  // namespace
 
 RunGate plan_gate(const std::vector<CallRecord>& calls, const scenario::GateConfig& config,
@@ -170,7 +158,7 @@ RunGate plan_gate(const std::vector<CallRecord>& calls, const scenario::GateConf
   g.variants = declared;
   if (g.variants.empty()) {
     for (const auto& r : calls) {
-      if (r.kind == "timed" &&
+      if (r.kind == CallKind::timed &&
           std::find(g.variants.begin(), g.variants.end(), r.variant) == g.variants.end()) {
         g.variants.push_back(r.variant);
       }
@@ -248,7 +236,7 @@ RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfi
   for (auto& e : g.entries) {
     apply_validity(e);
   }
-  g.overall = overall_of(g.entries);
+  g.overall = stats::overall_verdict(g.entries);
   return g;
 }
 

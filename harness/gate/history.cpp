@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include "harness/core/error.h"
 #include "harness/gate/decision.h"
-#include <sqlite3.h>
 
 namespace kvbench::gate {
 

@@ -119,18 +119,6 @@ std::vector<ReportRow> history_rows(const std::vector<HistoryEntry>& entries,
   return rows;
 }
 
-stats::Verdict history_overall(const std::vector<HistoryEntry>& entries) {
-  const auto any = [&](stats::Verdict v) {
-    return std::any_of(entries.begin(), entries.end(),
-                       [v](const HistoryEntry& e) { return e.verdict == v; });
-  };
-  if (any(stats::Verdict::fail)) {
-    return stats::Verdict::fail;
-  }
-  return any(stats::Verdict::inconclusive) || entries.empty() ? stats::Verdict::inconclusive
-                                                              : stats::Verdict::pass;
-}
-
 void to_json(nlohmann::json& j, const HistoryEntry& e) {
   j = {{"metric", e.metric},         {"condition", e.condition}, {"variant", e.variant},
        {"better", e.better},         {"margin", e.margin},       {"value", e.value},

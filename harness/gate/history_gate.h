@@ -51,10 +51,9 @@ HistoryEntry compare_sessions(const SessionValue& baseline, const SessionValue& 
                               double quantile = kHistoryQuantile,
                               std::size_t min_history = kMinHistory);
 
-// Report rows and the overall verdict (FAIL if any, PASS if all, else INCONCLUSIVE).
+// Report rows (the overall verdict is stats::overall_verdict of the entries).
 std::vector<ReportRow> history_rows(const std::vector<HistoryEntry>& entries,
                                     const std::string& comparison);
-stats::Verdict history_overall(const std::vector<HistoryEntry>& entries);
 
 void to_json(nlohmann::json& j, const HistoryEntry& e);
 

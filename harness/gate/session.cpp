@@ -26,7 +26,7 @@ Reference reference_of(const std::vector<CallRecord>& calls) {
   std::set<int> prompts;
   std::set<int> contexts;
   for (const auto& r : calls) {
-    if (r.kind != "timed") {
+    if (r.kind != CallKind::timed) {
       continue;
     }
     prompts.insert(r.prompt_tokens);

@@ -211,4 +211,44 @@ std::span<const std::string_view> preset_names() {
   return kNames;
 }
 
+void to_json(nlohmann::json& j, const ModelShape& s) {
+  j = {{"arch", s.arch},
+       {"n_layer", s.n_layer},
+       {"n_embd", s.n_embd},
+       {"n_head", s.n_head},
+       {"n_head_kv", s.n_head_kv},
+       {"n_ff", s.n_ff},
+       {"n_ctx_train", s.n_ctx_train},
+       {"n_vocab", s.n_vocab},
+       {"head_dim_k", s.head_dim_k},
+       {"head_dim_v", s.head_dim_v},
+       {"rope_dims", s.rope_dims}};
+  if (!s.n_head_kv_layers.empty()) {
+    j["n_head_kv_layers"] = s.n_head_kv_layers;
+  }
+  if (s.sliding_window) {
+    j["sliding_window"] = *s.sliding_window;
+  }
+}
+
+void from_json(const nlohmann::json& j, ModelShape& s) {
+  const ModelShape d;
+  s.arch = j.value("arch", d.arch);
+  s.n_layer = j.value("n_layer", d.n_layer);
+  s.n_embd = j.value("n_embd", d.n_embd);
+  s.n_head = j.value("n_head", d.n_head);
+  s.n_head_kv = j.value("n_head_kv", d.n_head_kv);
+  s.n_head_kv_layers = j.value("n_head_kv_layers", d.n_head_kv_layers);
+  s.n_ff = j.value("n_ff", d.n_ff);
+  s.n_ctx_train = j.value("n_ctx_train", d.n_ctx_train);
+  s.n_vocab = j.value("n_vocab", d.n_vocab);
+  s.head_dim_k = j.value("head_dim_k", d.head_dim_k);
+  s.head_dim_v = j.value("head_dim_v", s.head_dim_k);
+  s.rope_dims = j.value("rope_dims", d.rope_dims);
+  s.sliding_window = std::nullopt;
+  if (const auto it = j.find("sliding_window"); it != j.end() && it->is_number_unsigned()) {
+    s.sliding_window = it->get<std::uint32_t>();
+  }
+}
+
 }  // namespace kvbench::gguf

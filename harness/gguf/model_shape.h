@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/gguf/ggml_types.h"
 #include "harness/gguf/gguf.h"
 
@@ -32,6 +34,12 @@ struct ModelShape {
   float rms_eps = 1e-5F;
   friend bool operator==(const ModelShape& a, const ModelShape& b) = default;
 };
+
+// The shape as run.json and `kvbench model info` record it: every field but rms_eps,
+// n_head_kv_layers and sliding_window only when the model has them. from_json reads what a recorded
+// run holds: a missing field keeps its default (head_dim_v defaults to head_dim_k).
+void to_json(nlohmann::json& j, const ModelShape& s);
+void from_json(const nlohmann::json& j, ModelShape& s);
 
 // Vocabulary size of the presets (the synthetic tokenizer, padded with unused tokens).
 constexpr std::uint32_t kPresetVocabSize = 512;

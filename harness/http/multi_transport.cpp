@@ -1,5 +1,8 @@
 #include "harness/http/multi_transport.h"
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -7,8 +10,6 @@
 #include <utility>
 
 #include "harness/http/curl_common.h"
-#include <sys/epoll.h>
-#include <unistd.h>
 
 namespace kvbench::http {
 

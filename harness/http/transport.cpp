@@ -76,6 +76,10 @@ Outcome outcome_from_string(std::string_view name) {
                    "aborted)");
 }
 
+kvbench::Outcome call_outcome(Outcome transport) {
+  return kvbench::outcome_from(to_string(transport));
+}
+
 std::string error_message_from_body(long http_status, std::string_view body) {
   const std::string_view text = trim(body);
   if (text.empty()) {

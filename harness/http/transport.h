@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/clock.h"
+#include "harness/core/record.h"
 
 namespace kvbench::http {
 
@@ -42,6 +43,9 @@ std::string_view to_string(Outcome outcome);
 
 // Inverse of to_string. Throws kvbench::InputError naming the value and the accepted names.
 Outcome outcome_from_string(std::string_view name);
+
+// The call record's outcome of the same name.
+kvbench::Outcome call_outcome(Outcome transport);
 
 // libcurl's own phase times for one call, in microseconds from the start of the call; 0 when the
 // phase was not reached.

@@ -225,7 +225,7 @@ LabOutcome evaluate_repeated_prompt(const results::LoadedRun& run) {
                                                 seconds(*t.hit_ttft_ms), t.hits, t.prompt_tokens);
   } else {
     in.cold = static_cast<int>(std::count_if(run.calls.begin(), run.calls.end(), [](const auto& r) {
-      return r.kind == "timed" && !r.pair_id && r.ok();
+      return analysis::single_timed(r) && r.ok();
     }));
   }
   add_check(out, "trap", check_trap(in));

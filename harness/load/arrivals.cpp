@@ -2,17 +2,17 @@
 
 #include <cmath>
 
-#include "harness/plan/rng.h"
+#include "harness/core/random.h"
 
 namespace kvbench::load {
 
 std::vector<double> poisson_arrivals_s(std::uint64_t seed, int n, double rate_per_s) {
-  plan::Rng rng(seed);
+  Rng rng(seed);
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(n > 0 ? n : 0));
   double t = 0;
   for (int i = 0; i < n; ++i) {
-    t += -std::log1p(-rng.unit()) / rate_per_s;  // unit() < 1, so the log is finite
+    t += -std::log1p(-rng.uniform()) / rate_per_s;  // uniform() < 1, so the log is finite
     out.push_back(t);
   }
   return out;

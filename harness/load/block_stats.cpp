@@ -10,7 +10,7 @@ namespace kvbench::load {
 namespace {
 
 bool refused(const CallRecord& r) {
-  return r.outcome == "connect_error" ||
+  return r.outcome == Outcome::connect_error ||
          (r.http_status && (*r.http_status == 503 || *r.http_status == 429));
 }
 
@@ -39,7 +39,7 @@ nlohmann::json block_stats(const std::vector<CallRecord>& records) {
   std::vector<double> ttft;
   std::vector<double> itl;
   for (const auto& r : records) {
-    if (r.kind != "timed") {
+    if (r.kind != CallKind::timed) {
       continue;
     }
     ++calls;

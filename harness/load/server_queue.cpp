@@ -55,7 +55,7 @@ nlohmann::json server_queue(const std::vector<CallRecord>& records) {
   int timed = 0;
   int max_in_flight = 0;
   for (const auto* r : ok) {
-    if (r->kind == "timed") {
+    if (r->kind == CallKind::timed) {
       ++timed;
       services.push_back(service_ms(*r));
       max_in_flight = std::max(max_in_flight, r->in_flight.value_or(1));
@@ -73,7 +73,7 @@ nlohmann::json server_queue(const std::vector<CallRecord>& records) {
   for (const auto* r : ok) {
     const double end_ms = r->t_start_s * 1000 + *r->client.e2e_ms;
     spans.emplace_back(end_ms - service_ms(*r), end_ms);
-    if (r->kind != "timed") {
+    if (r->kind != CallKind::timed) {
       continue;
     }
     const double wait = std::max(0.0, *r->client.e2e_ms - service_ms(*r));

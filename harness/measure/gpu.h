@@ -6,6 +6,8 @@
 // Inside a container with its own pid namespace, nvidia-smi may report host pids that match no
 // pid kvbench sees; the per-device used memory (GpuDevice) still tells the total.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,8 +15,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include <sys/types.h>
 
 namespace kvbench::measure {
 

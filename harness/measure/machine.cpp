@@ -1,14 +1,15 @@
 #include "harness/measure/machine.h"
 
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "harness/core/text.h"
-#include <sched.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 namespace kvbench::measure {
 namespace {

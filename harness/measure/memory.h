@@ -2,13 +2,13 @@
 // Memory of a server process as the Linux kernel reports it in /proc/<pid>/status. The parser is
 // pure over the file's text; the readers return nullopt when the process is gone.
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
-
-#include <sys/types.h>
 
 namespace kvbench::measure {
 

@@ -4,14 +4,14 @@
 // (the per-thread children files of /proc are missing on kernels built without
 // CONFIG_PROC_CHILDREN).
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include <sys/types.h>
 
 namespace kvbench::measure {
 

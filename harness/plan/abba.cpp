@@ -37,7 +37,7 @@ Plan make_variant_plan(const scenario::Scenario& s) {
   for (int set = 0; set < s.block_repeats; ++set) {
     Rng rng(set_seed(s.seed, set));
     auto configs = configs_of(s);
-    rng.shuffle(configs);
+    kvbench::shuffle(configs.begin(), configs.end(), rng);
     for (const auto& cfg : configs) {
       for (int i = 0; i < static_cast<int>(order.size()); ++i) {
         Block b;

@@ -4,26 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/random.h"
 #include "harness/plan/plan_detail.h"
-#include "harness/plan/rng.h"
 
 namespace kvbench::plan {
-
-std::string_view to_string(CallKind kind) {
-  switch (kind) {
-    case CallKind::warmup:
-      return "warmup";
-    case CallKind::probe:
-      return "probe";
-    case CallKind::timed:
-      break;
-  }
-  return "timed";
-}
-
-std::string_view to_string(PairRole role) {
-  return role == PairRole::cold ? "cold" : role == PairRole::edited ? "edited" : "";
-}
 
 std::string ServerConfig::label() const {
   std::string out = fmt::format("ctx={} kv={}", num_ctx, cache_type);
@@ -90,7 +74,7 @@ void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   int since_probe = 0;
   for (int r = 0; r < s.repeats; ++r) {
     std::vector<Unit> round = units;
-    rng.shuffle(round);
+    kvbench::shuffle(round.begin(), round.end(), rng);
     for (const auto& [p, edit] : round) {
       if (!edit) {
         b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}});
@@ -135,7 +119,7 @@ Plan make_plan(const scenario::Scenario& s) {
   // whole-plot units).
   for (int rep = 0; rep < s.block_repeats; ++rep) {
     std::vector<ServerConfig> order = configs;
-    rng.shuffle(order);
+    kvbench::shuffle(order.begin(), order.end(), rng);
     for (const auto& cfg : order) {
       Block b;
       b.index = static_cast<int>(plan.blocks.size());

@@ -11,16 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/record.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::plan {
 
-enum class CallKind { warmup, timed, probe };
-std::string_view to_string(CallKind kind);
-
-// A call's part in a prefix-reuse pair: the cold read of a fresh prompt, or its edited resend.
-enum class PairRole { none, cold, edited };
-std::string_view to_string(PairRole role);
+// A call's kind and its part in a prefix-reuse pair are the record's vocabulary.
+using kvbench::CallKind;
+using kvbench::PairRole;
 
 // What a server must be (re)started with.
 struct ServerConfig {

@@ -1,8 +1,8 @@
 #pragma once
 // Internal to the planner: the pieces the plain plan and the variant (ABBA) plan share.
 
+#include "harness/core/random.h"
 #include "harness/plan/plan.h"
-#include "harness/plan/rng.h"
 
 namespace kvbench::plan::detail {
 

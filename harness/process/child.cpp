@@ -1,5 +1,9 @@
 #include "harness/process/child.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -11,9 +15,6 @@
 #include <fmt/format.h>
 
 #include "harness/process/signals.h"
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace kvbench::process {
 namespace {

@@ -13,14 +13,14 @@
 // The kernel ties the parent-death signal to the *thread* that forked, not the process: spawn
 // from a thread that lives as long as the child should (the main thread in kvbench).
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <sys/types.h>
 
 namespace kvbench::process {
 

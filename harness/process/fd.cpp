@@ -1,13 +1,14 @@
 #include "harness/process/fd.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "harness/core/error.h"
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace kvbench::process {
 

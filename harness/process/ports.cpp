@@ -1,14 +1,15 @@
 #include "harness/process/ports.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "harness/core/error.h"
 #include "harness/process/fd.h"
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 namespace kvbench::process {
 

@@ -1,12 +1,13 @@
 #include "harness/process/run_capture.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
 
 #include "harness/process/fd.h"
-#include <poll.h>
-#include <unistd.h>
 
 namespace kvbench::process {
 namespace {

@@ -1,5 +1,7 @@
 #include "harness/process/signals.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -7,8 +9,6 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
-
-#include <unistd.h>
 
 namespace kvbench::process {
 namespace {
@@ -78,7 +78,7 @@ void install_once() {
   }
   for (int signo : kFatalSignals) {
     if (has_default_disposition(signo)) {
-      install_handler(signo, on_fatal_signal, SA_RESETHAND | SA_NODEFER);
+      install_handler(signo, on_fatal_signal, static_cast<int>(SA_RESETHAND | SA_NODEFER));
     }
   }
   std::atexit(kill_children_at_exit);
@@ -124,7 +124,7 @@ int live_child_count() {
 int reserve_child_slot() {
   for (int i = 0; i < kMaxChildren; ++i) {
     pid_t expected = 0;
-    if (g_groups[i].compare_exchange_strong(expected, kReserved)) {
+    if (g_groups[static_cast<std::size_t>(i)].compare_exchange_strong(expected, kReserved)) {
       return i;
     }
   }
@@ -133,13 +133,13 @@ int reserve_child_slot() {
 
 void commit_child_slot(int slot, pid_t pgid) {
   if (slot >= 0 && slot < kMaxChildren) {
-    g_groups[slot].store(pgid);
+    g_groups[static_cast<std::size_t>(slot)].store(pgid);
   }
 }
 
 void release_child_slot(int slot) {
   if (slot >= 0 && slot < kMaxChildren) {
-    g_groups[slot].store(0);
+    g_groups[static_cast<std::size_t>(slot)].store(0);
   }
 }
 

@@ -2,6 +2,11 @@
 // exec the child only makes async-signal-safe calls, so spawning is safe from a process with
 // other threads running.
 
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -13,10 +18,6 @@
 #include "harness/process/child.h"
 #include "harness/process/fd.h"
 #include "harness/process/signals.h"
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares no header
 

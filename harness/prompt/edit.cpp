@@ -27,34 +27,18 @@ std::vector<std::string> candidates_for(std::string_view word) {
   return out;
 }
 
-// Index of the word whose start token is nearest to `target`, by binary search over prefixes.
+// Index of the word whose start token is nearest to `target`, counting the tokens of each prefix
+// tried (without its trailing spaces).
 std::size_t nearest_word(const std::string& text, const std::vector<Word>& words, int target,
                          const TokenizeFn& tokenize, int& calls) {
-  auto start_token = [&](std::size_t w) {
+  return prompt::nearest_word(words.size(), target, [&](std::size_t w) {
     std::string prefix = text.substr(0, words[w].pos);
     while (!prefix.empty() && prefix.back() == ' ') {
       prefix.pop_back();
     }
     ++calls;
     return static_cast<int>(tokenize(prefix).size());
-  };
-  std::size_t lo = 0;
-  std::size_t hi = words.size();  // first word starting at or after target lies in [lo, hi]
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (start_token(mid) < target) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == words.size()) {
-    return words.size() - 1;
-  }
-  if (lo > 0 && target - start_token(lo - 1) < start_token(lo) - target) {
-    return lo - 1;
-  }
-  return lo;
+  });
 }
 
 }  // namespace

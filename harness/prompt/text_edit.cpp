@@ -51,26 +51,9 @@ std::string first_letter_changed(std::string_view word) {
 // Index of the word whose start's estimated token index is nearest to `target`.
 std::size_t nearest_word(const std::string& text, const std::vector<Word>& words, int target,
                          const CountFn& count) {
-  auto start_token = [&](std::size_t w) {
+  return prompt::nearest_word(words.size(), target, [&](std::size_t w) {
     return count(std::string_view(text).substr(0, words[w].pos));
-  };
-  std::size_t lo = 0;
-  std::size_t hi = words.size();  // the first word starting at or after target lies in [lo, hi]
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (start_token(mid) < target) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == words.size()) {
-    return words.size() - 1;
-  }
-  if (lo > 0 && target - start_token(lo - 1) < start_token(lo) - target) {
-    return lo - 1;
-  }
-  return lo;
+  });
 }
 
 TextEdit make_edit(const std::string& text, std::size_t pos, std::size_t len,

@@ -19,6 +19,27 @@ void capitalise_like(std::string_view like, std::vector<std::string>& words) {
   }
 }
 
+std::size_t nearest_word(std::size_t n_words, int target,
+                         const std::function<int(std::size_t)>& start_token) {
+  std::size_t lo = 0;
+  std::size_t hi = n_words;  // the first word starting at or after target lies in [lo, hi]
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (start_token(mid) < target) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == n_words) {
+    return n_words - 1;
+  }
+  if (lo > 0 && target - start_token(lo - 1) < start_token(lo) - target) {
+    return lo - 1;
+  }
+  return lo;
+}
+
 std::vector<Word> letter_words(const std::string& text) {
   std::vector<Word> out;
   std::size_t i = 0;

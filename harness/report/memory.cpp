@@ -167,13 +167,7 @@ std::optional<gguf::ModelShape> shape_from_run(const json& run) {
   if (!run.contains("model") || !run["model"].contains("shape")) {
     return std::nullopt;
   }
-  const json& j = run["model"]["shape"];
-  gguf::ModelShape s;
-  s.n_layer = j.value("n_layer", 0U);
-  s.n_head_kv = j.value("n_head_kv", 0U);
-  s.head_dim_k = j.value("head_dim_k", 0U);
-  s.head_dim_v = j.value("head_dim_v", s.head_dim_k);
-  s.n_head_kv_layers = j.value("n_head_kv_layers", std::vector<std::uint32_t>{});
+  const auto s = run["model"]["shape"].get<gguf::ModelShape>();
   if (s.n_layer == 0 || s.n_head_kv == 0 || s.head_dim_k == 0) {
     return std::nullopt;
   }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/analysis.h"
+
 namespace kvbench::report {
 
 namespace {
@@ -240,9 +242,9 @@ std::vector<PairResult> collect_pairs(const std::vector<CallRecord>& calls) {
     if (!r.pair_id || !r.ok()) {
       continue;
     }
-    if (r.pair_role == "cold") {
+    if (r.pair_role == PairRole::cold) {
       cold[*r.pair_id] = &r;
-    } else if (r.pair_role == "edited" && cold.count(*r.pair_id) != 0) {
+    } else if (r.pair_role == PairRole::edited && cold.count(*r.pair_id) != 0) {
       out.push_back(make_pair(*cold[*r.pair_id], r));
     }
   }
@@ -252,7 +254,7 @@ std::vector<PairResult> collect_pairs(const std::vector<CallRecord>& calls) {
 PairCounts count_pairs(const std::vector<CallRecord>& calls) {
   PairCounts c;
   for (const auto& r : calls) {
-    c.planned += r.pair_id && r.pair_role == "cold" ? 1 : 0;
+    c.planned += r.pair_id && r.pair_role == PairRole::cold ? 1 : 0;
   }
   c.complete = static_cast<int>(collect_pairs(calls).size());
   return c;
@@ -330,7 +332,7 @@ std::vector<TrapSummary> summarize_trap(const std::vector<CallRecord>& calls) {
   for (const auto* r : order) {
     const CallRecord* before = previous[r->block];
     previous[r->block] = r;
-    if (r->kind != "timed" || r->pair_id || !r->ok() || !r->client.ttft_ms) {
+    if (!analysis::single_timed(*r) || !r->ok() || !r->client.ttft_ms) {
       continue;
     }
     // A server that reports reuse (llama-server's cache_n) says so in the flag. One that does not

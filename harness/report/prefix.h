@@ -99,13 +99,21 @@ struct TrapSummary {
 };
 std::vector<TrapSummary> summarize_trap(const std::vector<CallRecord>& calls);
 
+// Everything a run says about prefix reuse, computed once.
+struct PrefixReport {
+  PairCounts counts;
+  std::vector<PairResult> pairs;
+  std::vector<PositionSummary> positions;
+  std::vector<TrapSummary> trap;
+};
+PrefixReport prefix_report(const std::vector<CallRecord>& calls, const nlohmann::json& figures);
+
 // Markdown sections for a run: the prefix-reuse table and verdict when the run has pairs, the
 // "put what changes last" line when it has both timestamp positions, and the trap line when any
 // timed call was served from the cache. Writes nothing for a run with none of these.
-void write_prefix_markdown(std::ostream& out, const std::vector<CallRecord>& calls,
-                           const nlohmann::json& figures);
+void write_prefix_markdown(std::ostream& out, const PrefixReport& report);
 
 // The same as JSON: {"pairs": [...], "positions": [...], "verdict": ..., "trap": [...]}.
-nlohmann::json prefix_to_json(const std::vector<CallRecord>& calls, const nlohmann::json& figures);
+nlohmann::json prefix_to_json(const PrefixReport& report);
 
 }  // namespace kvbench::report

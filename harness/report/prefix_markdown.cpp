@@ -194,11 +194,19 @@ json ci_json(const std::optional<stats::Interval>& ci) {
 
 }  // namespace
 
-void write_prefix_markdown(std::ostream& out, const std::vector<CallRecord>& calls,
-                           const nlohmann::json& figures) {
-  const auto counts = count_pairs(calls);
-  const auto pairs = collect_pairs(calls);
-  const auto rows = summarize_positions(pairs, figures);
+PrefixReport prefix_report(const std::vector<CallRecord>& calls, const nlohmann::json& figures) {
+  PrefixReport r;
+  r.counts = count_pairs(calls);
+  r.pairs = collect_pairs(calls);
+  r.positions = summarize_positions(r.pairs, figures);
+  r.trap = summarize_trap(calls);
+  return r;
+}
+
+void write_prefix_markdown(std::ostream& out, const PrefixReport& report) {
+  const auto& counts = report.counts;
+  const auto& pairs = report.pairs;
+  const auto& rows = report.positions;
   if (counts.planned > 0) {
     out << "\n## Prefix reuse: the edit-position experiment\n\n";
     out << fmt::format(
@@ -216,12 +224,12 @@ void write_prefix_markdown(std::ostream& out, const std::vector<CallRecord>& cal
     write_pairs(out, pairs);
     write_put_last(out, pairs, rows);
   }
-  write_trap(out, summarize_trap(calls));
+  write_trap(out, report.trap);
 }
 
-nlohmann::json prefix_to_json(const std::vector<CallRecord>& calls, const nlohmann::json& figures) {
-  const auto pairs = collect_pairs(calls);
-  const auto rows = summarize_positions(pairs, figures);
+nlohmann::json prefix_to_json(const PrefixReport& report) {
+  const auto& pairs = report.pairs;
+  const auto& rows = report.positions;
   json jp = json::array();
   for (const auto& p : pairs) {
     jp.push_back({{"pair", p.pair_id},
@@ -258,7 +266,7 @@ nlohmann::json prefix_to_json(const std::vector<CallRecord>& calls, const nlohma
                   {"verdict", r.verdict}});
   }
   json jt = json::array();
-  for (const auto& t : summarize_trap(calls)) {
+  for (const auto& t : report.trap) {
     jt.push_back({{"prompt_tokens", t.prompt_tokens},
                   {"hits", t.hits},
                   {"cold", t.cold},

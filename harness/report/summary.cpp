@@ -1,6 +1,7 @@
 #include "harness/report/summary.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -34,13 +35,7 @@ Quartiles quartiles(std::vector<double> values) {
 namespace {
 
 bool is_timed(const CallRecord& r) {
-  return r.kind == "timed";
-}
-
-// The condition table describes reads of fresh prompts: a pair's edited resend is reported
-// with its pair (prefix.h) instead.
-bool is_fresh_timed(const CallRecord& r) {
-  return is_timed(r) && r.pair_role != "edited";
+  return r.kind == CallKind::timed;
 }
 
 template <typename F>
@@ -69,12 +64,142 @@ std::string opt(const std::optional<int>& v) {
   return v ? std::to_string(*v) : "";
 }
 
+json q_json(const Quartiles& q) {
+  return {{"n", q.n}, {"q1", q.q1}, {"median", q.median}, {"q3", q.q3}};
+}
+
+// One column of the condition table, as every printer shows it: a count or a text, or the
+// quartiles of a metric (Markdown "median [q1, q3]" at `precision` decimals; CSV three columns
+// <key>_median, <key>_q1, <key>_q3; JSON {n, q1, median, q3}).
+struct Column {
+  std::string key;     // CSV header and JSON member
+  std::string header;  // Markdown header
+  bool numeric = true;
+  std::function<long long(const ConditionSummary&)> count;
+  std::function<std::string(const ConditionSummary&)> text;
+  std::string metric;  // a metric's key: the column holds its quartiles
+  int precision = 1;
+  bool markdown = true;
+  bool csv = true;
+  bool json = true;
+  bool variants_only = false;  // shown only when the run compares server variants
+};
+
+Column count_column(std::string key, std::string header,
+                    std::function<long long(const ConditionSummary&)> count) {
+  Column c;
+  c.key = std::move(key);
+  c.header = std::move(header);
+  c.count = std::move(count);
+  return c;
+}
+
+Column text_column(std::string key, std::string header,
+                   std::function<std::string(const ConditionSummary&)> text) {
+  Column c;
+  c.key = std::move(key);
+  c.header = std::move(header);
+  c.numeric = false;
+  c.text = std::move(text);
+  return c;
+}
+
+// The header of a metric's column, in the table's words.
+std::string metric_header(const analysis::Metric& m) {
+  if (m.key == "ttft_ms") {
+    return "TTFT ms";
+  }
+  if (m.key == "server_prompt_ms") {
+    return "server prompt ms";
+  }
+  return m.key == "decode_tps" ? "decode tok/s" : "server decode tok/s";
+}
+
+const std::vector<Column>& condition_columns() {
+  using C = const ConditionSummary&;
+  static const std::vector<Column> kColumns = [] {
+    std::vector<Column> c;
+    c.push_back(text_column("variant", "variant", [](C r) { return r.variant; }));
+    c.back().variants_only = true;
+    c.push_back(count_column("num_ctx", "num_ctx", [](C r) { return r.num_ctx; }));
+    c.push_back(text_column("cache_type", "cache", [](C r) { return r.cache_type; }));
+    c.push_back(
+        count_column("prompt_tokens", "prompt tokens", [](C r) { return r.prompt_tokens; }));
+    c.push_back(count_column("calls", "calls", [](C r) { return r.calls; }));
+    c.back().markdown = c.back().csv = false;  // JSON: every timed call, failed ones too
+    c.push_back(count_column("n", "n", [](C r) { return r.calls - r.failed; }));
+    c.push_back(count_column("failed", "failed", [](C r) { return r.failed; }));
+    for (const auto& m : analysis::metrics()) {
+      Column q;
+      q.key = q.metric = m.key;
+      q.header = metric_header(m);
+      q.numeric = false;
+      q.precision = m.unit == "ms" ? 1 : 2;
+      c.push_back(q);
+    }
+    c.push_back(count_column("max_cache_n", "max cache_n", [](C r) { return r.max_cache_n; }));
+    c.push_back(count_column("flagged", "flagged", [](C r) { return r.flagged; }));
+    return c;
+  }();
+  return kColumns;
+}
+
+bool any_variant(const std::vector<ConditionSummary>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
+}
+
+void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSummary>& rows) {
+  const bool variants = any_variant(rows);
+  std::string header;
+  std::string rule;
+  for (const auto& col : condition_columns()) {
+    if (col.markdown && (variants || !col.variants_only)) {
+      header += "| " + col.header + " ";
+      rule += col.numeric ? "|---:" : "|---";
+    }
+  }
+  out << header << "|\n" << rule << "|\n";
+  for (const auto& c : rows) {
+    for (const auto& col : condition_columns()) {
+      if (!col.markdown || (col.variants_only && !variants)) {
+        continue;
+      }
+      const std::string v = !col.metric.empty() ? cell(*c.of(col.metric), col.precision)
+                            : col.count         ? std::to_string(col.count(c))
+                                                : col.text(c);
+      out << "| " << v << " ";
+    }
+    out << "|\n";
+  }
+}
+
 }  // namespace
+
+namespace {
+
+template <typename Summary>
+auto* quartiles_of(Summary& c, std::string_view metric) {
+  return metric == "ttft_ms"             ? &c.ttft_ms
+         : metric == "server_prompt_ms"  ? &c.server_prompt_ms
+         : metric == "decode_tps"        ? &c.decode_tps
+         : metric == "server_decode_tps" ? &c.server_decode_tps
+                                         : nullptr;
+}
+
+}  // namespace
+
+const Quartiles* ConditionSummary::of(std::string_view metric) const {
+  return quartiles_of(*this, metric);
+}
+
+Quartiles* ConditionSummary::of(std::string_view metric) {
+  return quartiles_of(*this, metric);
+}
 
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls) {
   std::map<std::tuple<std::string, int, std::string, int>, std::vector<const CallRecord*>> groups;
   for (const auto& r : calls) {
-    if (is_fresh_timed(r)) {
+    if (analysis::fresh_timed(r)) {
       groups[{r.variant, r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
     }
   }
@@ -89,12 +214,9 @@ std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>
       c.flagged += r->flags.empty() ? 0 : 1;
       c.max_cache_n = std::max(c.max_cache_n, r->server.cache_n.value_or(0));
     }
-    c.ttft_ms = quartiles(collect(ok, [](const CallRecord& r) { return r.client.ttft_ms; }));
-    c.server_prompt_ms =
-        quartiles(collect(ok, [](const CallRecord& r) { return r.server.prompt_ms; }));
-    c.decode_tps = quartiles(collect(ok, [](const CallRecord& r) { return r.client.decode_tps; }));
-    c.server_decode_tps =
-        quartiles(collect(ok, [](const CallRecord& r) { return r.server.decode_tps; }));
+    for (const auto& m : analysis::metrics()) {
+      *c.of(m.key) = quartiles(collect(ok, m.value));
+    }
     out.push_back(std::move(c));
   }
   return out;
@@ -118,8 +240,24 @@ CacheCheck check_cache(const std::vector<CallRecord>& calls) {
   return c;
 }
 
-void write_markdown(std::ostream& out, const json& run, const std::vector<CallRecord>& calls,
-                    const std::vector<std::string>& warnings) {
+RunReport build_report(json run, std::vector<CallRecord> calls, std::vector<std::string> warnings) {
+  RunReport r;
+  r.run = std::move(run);
+  r.calls = std::move(calls);
+  r.warnings = std::move(warnings);
+  r.conditions = summarize_conditions(r.calls);
+  r.cache = check_cache(r.calls);
+  r.analysis = analysis::analyze(
+      r.calls, r.run.value("scenario", json::object()).value("seed", std::uint64_t{1}),
+      baseline_variant(r.run));
+  r.memory = analyze_memory(r.run);
+  r.prefix = prefix_report(r.calls, lesson_figures());
+  return r;
+}
+
+void write_markdown(std::ostream& out, const RunReport& report) {
+  const json& run = report.run;
+  const auto& calls = report.calls;
   const auto& sc = run.value("scenario", json::object());
   out << fmt::format("# kvbench run: {}\n\n", sc.value("name", "?"));
   out << fmt::format("- run id `{}`, {} ({} to {})\n", run.value("run_id", "?"),
@@ -145,25 +283,12 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
   }
   out << fmt::format("- calls: {} recorded, {} failed, {} flagged\n", calls.size(), failed,
                      flagged);
-  for (const auto& w : warnings) {
+  for (const auto& w : report.warnings) {
     out << "- warning: " << w << "\n";
   }
   out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
-  const auto rows = summarize_conditions(calls);
-  const bool variants =
-      std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
-  out << (variants ? "| variant " : "")
-      << "| num_ctx | cache | prompt tokens | n | failed | TTFT ms | server prompt ms | decode "
-         "tok/s | server decode tok/s | max cache_n | flagged |\n";
-  out << (variants ? "|---" : "") << "|---:|---|---:|---:|---:|---|---|---|---|---:|---:|\n";
-  for (const auto& c : rows) {
-    out << (variants ? "| " + c.variant + " " : "")
-        << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", c.num_ctx,
-                       c.cache_type, c.prompt_tokens, c.calls - c.failed, c.failed,
-                       cell(c.ttft_ms, 1), cell(c.server_prompt_ms, 1), cell(c.decode_tps, 2),
-                       cell(c.server_decode_tps, 2), c.max_cache_n, c.flagged);
-  }
-  const auto cc = check_cache(calls);
+  write_conditions_markdown(out, report.conditions);
+  const auto& cc = report.cache;
   if (cc.timed_ok == 0) {
     out << "\nPrompt cache: the server reported no reused-token count (cache_n) for any timed "
            "call, so reuse cannot be checked; the unique first lines still keep every prompt "
@@ -175,80 +300,90 @@ void write_markdown(std::ostream& out, const json& run, const std::vector<CallRe
         "{} reused more than predicted.\n",
         cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
   }
-  write_effects_markdown(
-      out, analysis::analyze(calls,
-                             run.value("scenario", json::object()).value("seed", std::uint64_t{1}),
-                             baseline_variant(run)));
+  write_effects_markdown(out, report.analysis);
   write_concurrency_markdown(out, run);
-  write_memory_markdown(out, analyze_memory(run));
-  write_prefix_markdown(out, calls, lesson_figures());
+  write_memory_markdown(out, report.memory);
+  write_prefix_markdown(out, report.prefix);
 }
 
-void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows) {
-  out << "num_ctx,cache_type,prompt_tokens,n,failed,ttft_ms_median,ttft_ms_q1,ttft_ms_q3,"
-         "server_prompt_ms_median,decode_tps_median,decode_tps_q1,decode_tps_q3,"
-         "server_decode_tps_median,max_cache_n,flagged";
-  // A last column for the server variant, when the run compares variants.
-  const bool variants =
-      std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
-  out << (variants ? ",variant\n" : "\n");
+void write_conditions_csv(std::ostream& out, const RunReport& report) {
+  const auto& rows = report.conditions;
+  const bool variants = any_variant(rows);
+  std::vector<std::string> header;
+  for (const auto& col : condition_columns()) {
+    if (!col.csv || (col.variants_only && !variants)) {
+      continue;
+    }
+    if (col.metric.empty()) {
+      header.push_back(col.key);
+    } else {
+      for (const char* part : {"_median", "_q1", "_q3"}) {
+        header.push_back(col.key + part);
+      }
+    }
+  }
+  out << fmt::format("{}\n", fmt::join(header, ","));
   for (const auto& c : rows) {
-    out << fmt::format(
-        "{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{}", c.num_ctx,
-        c.cache_type, c.prompt_tokens, c.calls - c.failed, c.failed, c.ttft_ms.median, c.ttft_ms.q1,
-        c.ttft_ms.q3, c.server_prompt_ms.median, c.decode_tps.median, c.decode_tps.q1,
-        c.decode_tps.q3, c.server_decode_tps.median, c.max_cache_n, c.flagged);
-    out << (variants ? "," + c.variant + "\n" : "\n");
+    std::vector<std::string> cells;
+    for (const auto& col : condition_columns()) {
+      if (!col.csv || (col.variants_only && !variants)) {
+        continue;
+      }
+      if (col.metric.empty()) {
+        cells.push_back(col.count ? std::to_string(col.count(c)) : col.text(c));
+        continue;
+      }
+      const Quartiles& q = *c.of(col.metric);  // no value: empty cells, not zeros
+      for (const double v : {q.median, q.q1, q.q3}) {
+        cells.push_back(q.n == 0 ? "" : fmt::format("{:.3f}", v));
+      }
+    }
+    out << fmt::format("{}\n", fmt::join(cells, ","));
   }
 }
 
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {
   out << "seq,block,round,kind,num_ctx,cache_type,prompt_tokens,prompt_tokens_counted,t_start_s,"
          "outcome,ttft_ms,decode_tps,e2e_ms,tokens,server_prompt_n,server_cache_n,"
-         "expected_cache_n,server_prompt_ms,server_predicted_n,server_predicted_ms,flags\n";
+         "expected_cache_n,server_prompt_ms,server_predicted_n,server_predicted_ms,flags,variant\n";
   for (const auto& r : calls) {
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       r.seq, r.block, r.round, r.kind, r.num_ctx, r.cache_type, r.prompt_tokens,
-                       opt(r.prompt_tokens_counted), r.t_start_s, r.outcome, opt(r.client.ttft_ms),
-                       opt(r.client.decode_tps), opt(r.client.e2e_ms), r.client.tokens,
-                       opt(r.server.prompt_n), opt(r.server.cache_n), opt(r.expected_cache_n),
-                       opt(r.server.prompt_ms), opt(r.server.predicted_n),
-                       opt(r.server.predicted_ms), fmt::join(r.flags, ";"));
+    out << fmt::format(
+        "{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.seq, r.block,
+        r.round, to_string(r.kind), r.num_ctx, r.cache_type, r.prompt_tokens,
+        opt(r.prompt_tokens_counted), r.t_start_s, to_string(r.outcome), opt(r.client.ttft_ms),
+        opt(r.client.decode_tps), opt(r.client.e2e_ms), r.client.tokens, opt(r.server.prompt_n),
+        opt(r.server.cache_n), opt(r.expected_cache_n), opt(r.server.prompt_ms),
+        opt(r.server.predicted_n), opt(r.server.predicted_ms), fmt::join(r.flags, ";"), r.variant);
   }
 }
 
-namespace {
-json q_json(const Quartiles& q) {
-  return {{"n", q.n}, {"q1", q.q1}, {"median", q.median}, {"q3", q.q3}};
-}
-}  // namespace
-
-json to_json(const std::vector<ConditionSummary>& rows, const CacheCheck& cache) {
+json to_json(const RunReport& report) {
   json conds = json::array();
-  for (const auto& c : rows) {
-    json cj = {{"num_ctx", c.num_ctx},
-               {"cache_type", c.cache_type},
-               {"prompt_tokens", c.prompt_tokens},
-               {"calls", c.calls},
-               {"failed", c.failed},
-               {"ttft_ms", q_json(c.ttft_ms)},
-               {"server_prompt_ms", q_json(c.server_prompt_ms)},
-               {"decode_tps", q_json(c.decode_tps)},
-               {"server_decode_tps", q_json(c.server_decode_tps)},
-               {"max_cache_n", c.max_cache_n},
-               {"flagged", c.flagged}};
-    if (!c.variant.empty()) {
-      cj["variant"] = c.variant;
+  const bool variants = any_variant(report.conditions);
+  for (const auto& c : report.conditions) {
+    json cj = json::object();
+    for (const auto& col : condition_columns()) {
+      if (!col.json || (col.variants_only && (!variants || c.variant.empty()))) {
+        continue;
+      }
+      cj[col.key] = !col.metric.empty() ? q_json(*c.of(col.metric))
+                    : col.count         ? json(col.count(c))
+                                        : json(col.text(c));
     }
     conds.push_back(cj);
   }
+  const auto& cache = report.cache;
   return {{"conditions", conds},
           {"prompt_cache",
            {{"timed_ok", cache.timed_ok},
             {"matched_expected", cache.matched_expected},
             {"max_cache_n", cache.max_cache_n},
             {"prompt_cache_hits", cache.prompt_cache_hits},
-            {"unexpected", cache.unexpected}}}};
+            {"unexpected", cache.unexpected}}},
+          {"memory", memory_json(report.memory)},
+          {"prefix_reuse", prefix_to_json(report.prefix)},
+          {"run", report.run},
+          {"analysis", report.analysis}};
 }
 
 }  // namespace kvbench::report

@@ -1,15 +1,20 @@
 #pragma once
-// Per-condition summaries of a run's timed calls, and the Markdown, CSV and JSON renderings of
-// them. Pure: records in, text out; reporters write to the stream they are handed.
+// The report of one run, computed once from its files (RunReport), and its printers: Markdown,
+// CSV and JSON, the condition table in each from one column schema. Pure: records in, text out;
+// printers write to the stream they are handed and compute nothing again.
 
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/analysis.h"
 #include "harness/core/record.h"
+#include "harness/report/memory.h"
+#include "harness/report/prefix.h"
 
 namespace kvbench::report {
 
@@ -35,9 +40,13 @@ struct ConditionSummary {
   Quartiles server_decode_tps;
   int max_cache_n = 0;
   int flagged = 0;
+  // The quartiles of an analysis::metrics() key ("ttft_ms", ...); nullptr for another key.
+  const Quartiles* of(std::string_view metric) const;
+  Quartiles* of(std::string_view metric);
 };
 
-// Groups the timed calls by (num_ctx, cache_type, prompt_tokens), in ascending order.
+// Groups the fresh timed reads (analysis::fresh_timed) by (variant, num_ctx, cache_type,
+// prompt_tokens), in ascending order.
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls);
 
 struct CacheCheck {
@@ -49,10 +58,31 @@ struct CacheCheck {
 };
 CacheCheck check_cache(const std::vector<CallRecord>& calls);
 
-void write_markdown(std::ostream& out, const nlohmann::json& run,
-                    const std::vector<CallRecord>& calls, const std::vector<std::string>& warnings);
-void write_conditions_csv(std::ostream& out, const std::vector<ConditionSummary>& rows);
+// One run's report: its files as read, and everything computed from them.
+struct RunReport {
+  nlohmann::json run;  // run.json
+  std::vector<CallRecord> calls;
+  std::vector<std::string> warnings;  // from reading the files
+  std::vector<ConditionSummary> conditions;
+  CacheCheck cache;
+  analysis::Analysis analysis;  // effects, drift and validity of every metric
+  MemoryAnalysis memory;
+  PrefixReport prefix;
+};
+
+// Computes the report once: conditions, prompt-cache check, analysis (seeded by the scenario's
+// seed, against the baseline variant), memory and prefix reuse.
+RunReport build_report(nlohmann::json run, std::vector<CallRecord> calls,
+                       std::vector<std::string> warnings);
+
+// The whole report in Markdown: the run, the condition table, the prompt cache, effects,
+// concurrency, memory and prefix reuse.
+void write_markdown(std::ostream& out, const RunReport& report);
+// The condition table, a row per condition; an empty cell where a condition has no value.
+void write_conditions_csv(std::ostream& out, const RunReport& report);
+// One row per call.
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls);
-nlohmann::json to_json(const std::vector<ConditionSummary>& rows, const CacheCheck& cache);
+// {"conditions", "prompt_cache", "memory", "prefix_reuse", "run", "analysis"}.
+nlohmann::json to_json(const RunReport& report);
 
 }  // namespace kvbench::report

@@ -1,5 +1,7 @@
 #include "harness/results/results.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -9,7 +11,6 @@
 
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
-#include <unistd.h>
 
 namespace kvbench::results {
 

@@ -15,7 +15,7 @@ CallRecord CallRecords::base(const plan::PlannedCall& call, const plan::Block& b
   r.seq = call.seq;
   r.block = block.index;
   r.round = call.round;
-  r.kind = std::string(plan::to_string(call.kind));
+  r.kind = call.kind;
   r.prompt_tokens = call.prompt_tokens;
   r.num_ctx = block.config.num_ctx;
   r.cache_type = block.config.cache_type;
@@ -36,7 +36,7 @@ PreparedCall CallRecords::prepare(backend::Backend& be, const plan::PlannedCall&
   r.nonce = s_.unique_first_line ? prompt::nonce_line(run_id_, call.seq)
                                  : fmt::format("kvbench prompt of {} tokens", call.prompt_tokens);
   const std::uint64_t filler_seed =
-      s_.seed * 1000003ULL + static_cast<std::uint64_t>(call.prompt_tokens);
+      s_.seed * std::uint64_t{1000003} + static_cast<std::uint64_t>(call.prompt_tokens);
   prompt::Built built;
   try {
     if (call.edit) {
@@ -52,7 +52,7 @@ PreparedCall CallRecords::prepare(backend::Backend& be, const plan::PlannedCall&
     }
     p.first_line_tokens = be.count_tokens(r.nonce + "\n");
   } catch (const Error& e) {
-    r.outcome = "tokenize_error";
+    r.outcome = Outcome::tokenize_error;
     r.error = e.what();
     return p;
   }

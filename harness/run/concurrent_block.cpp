@@ -216,8 +216,9 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
   }
   std::vector<double> arrivals;
   if (concurrency.open_loop()) {
-    arrivals = load::poisson_arrivals_s(seed * 7919ULL + static_cast<std::uint64_t>(block.index),
-                                        static_cast<int>(ready.size()), concurrency.rate_per_s);
+    arrivals = load::poisson_arrivals_s(
+        seed * std::uint64_t{7919} + static_cast<std::uint64_t>(block.index),
+        static_cast<int>(ready.size()), concurrency.rate_per_s);
   }
   Driver driver(std::move(ready), block.config.slots, std::move(arrivals), be, transport, clock,
                 hooks);

@@ -30,7 +30,7 @@ PairPrompt PairPrompts::next(const plan::PlannedCall& call, CallRecord& r, const
                              std::uint64_t filler_seed, std::int64_t now_unix_s,
                              backend::Backend& be) {
   r.pair_id = call.pair;
-  r.pair_role = std::string(plan::to_string(call.role));
+  r.pair_role = call.role;
   r.edit_position = call.edit ? call.edit->label() : "";
   if (call.role == plan::PairRole::cold) {
     pending_.reset();

@@ -32,8 +32,8 @@ void Progress::call_started(const plan::PlannedCall& call, const plan::Block& bl
         format_duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
   }
   fmt::print(stderr, "[{}/{}] block {} ({}) {} prompt_tokens={}  elapsed {}, ~{} left\n", done_ + 1,
-             total_, block.index, block.config.label(), plan::to_string(call.kind),
-             call.prompt_tokens, format_duration(elapsed), eta);
+             total_, block.index, block.config.label(), to_string(call.kind), call.prompt_tokens,
+             format_duration(elapsed), eta);
 }
 
 void Progress::call_done(const CallRecord& r) {
@@ -42,7 +42,7 @@ void Progress::call_done(const CallRecord& r) {
     return;
   }
   if (!r.ok()) {
-    fmt::print(stderr, "    failed: {}: {}\n", r.outcome, r.error);
+    fmt::print(stderr, "    failed: {}: {}\n", to_string(r.outcome), r.error);
   } else {
     fmt::print(stderr, "    ttft {:.1f} ms, decode {:.1f} tok/s, cache_n {}{}\n",
                r.client.ttft_ms.value_or(0), r.client.decode_tps.value_or(0),

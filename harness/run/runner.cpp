@@ -55,8 +55,8 @@ constexpr int kMaxRestarts = 3;  // per block
 
 std::uint64_t fnv1a64(std::string_view s) {
   std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h = (h ^ c) * 1099511628211ULL;
+  for (const char c : s) {
+    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   }
   return h;
 }
@@ -83,7 +83,7 @@ class Runner {
   void run_block(const plan::Block& block);
   void run_calls(BlockServer& server, const plan::Block& block, json& info);
   void run_concurrent(backend::Backend& be, const plan::Block& block, json& info);
-  void fail_rest_of_block(const plan::Block& block, std::size_t from, const std::string& outcome,
+  void fail_rest_of_block(const plan::Block& block, std::size_t from, Outcome outcome,
                           const std::string& error);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
                       const plan::Block& block);
@@ -207,9 +207,9 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   if (!p.ready) {
     return p.record;
   }
-  // llama-server reuses the longest common prefix with what its slot holds, but always
-  // re-reads at least one token. A server without token ids (Ollama) predicts nothing.
-  if (!p.ids.empty()) {
+  // A slot's reuse is the longest common prefix with what it read last, less the one token a
+  // server always re-reads; a backend without token ids predicts nothing.
+  if (be.capabilities().token_ids && !p.ids.empty()) {
     p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot_ids_);
   }
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
@@ -219,8 +219,8 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   return p.record;
 }
 
-void Runner::fail_rest_of_block(const plan::Block& block, std::size_t from,
-                                const std::string& outcome, const std::string& error) {
+void Runner::fail_rest_of_block(const plan::Block& block, std::size_t from, Outcome outcome,
+                                const std::string& error) {
   for (std::size_t i = from; i < block.calls.size(); ++i) {
     if (done(block.calls[i].seq)) {
       continue;
@@ -246,7 +246,7 @@ void Runner::run_block(const plan::Block& block) {
   } catch (const Error& e) {
     info["error"] = e.what();
     progress_->note(fmt::format("block {}: the server did not start: {}", block.index, e.what()));
-    fail_rest_of_block(block, 0, "server_start_error", e.what());
+    fail_rest_of_block(block, 0, Outcome::server_start_error, e.what());
   }
   if (server) {
     slot_ids_ = server->slot_ids();
@@ -290,7 +290,7 @@ void Runner::run_calls(BlockServer& server, const plan::Block& block, json& info
     restart["gave_up"] = true;
     info["restarts"].push_back(restart);
     fail_rest_of_block(
-        block, i + 1, "server_died",
+        block, i + 1, Outcome::server_died,
         fmt::format("the server died and {} restarts did not bring it back", kMaxRestarts));
     break;
   }

@@ -40,9 +40,9 @@ std::vector<int> one_token_request(backend::Backend& be, std::string& note) {
   spec.max_tokens = 1;
   spec.timeout = std::chrono::milliseconds(120000);
   const auto res = be.complete(spec);
-  if (res.outcome != "ok") {
+  if (res.outcome != Outcome::ok) {
     note = fmt::format("the one-token request failed ({}: {}); memory after load was read anyway",
-                       res.outcome, res.error);
+                       to_string(res.outcome), res.error);
   }
   return ids;
 }

@@ -1,5 +1,7 @@
 #include "harness/servers/model_files.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <vector>
 
@@ -9,47 +11,25 @@
 #include "harness/gguf/gguf_io.h"
 #include "harness/gguf/model_shape.h"
 #include "harness/gguf/synth.h"
-#include "harness/process/child.h"
-#include <unistd.h>
+#include "harness/servers/server_binary.h"
 
 namespace kvbench::servers {
 
 namespace fs = std::filesystem;
 
 std::string find_llama_server(const std::string& explicit_path) {
-  std::vector<std::string> tried;
-  auto usable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0; };
-  if (!explicit_path.empty()) {
-    if (auto p = process::find_on_path(explicit_path)) {
-      return p->string();
-    }
-    throw InputError(
-        fmt::format("server.binary: llama-server binary '{}' does not exist or is not executable",
-                    explicit_path));
-  }
-  if (const char* env = std::getenv("KVBENCH_LLAMA_SERVER"); env != nullptr && *env != '\0') {
-    if (usable(env)) {
-      return env;
-    }
-    tried.push_back(fmt::format("$KVBENCH_LLAMA_SERVER={}", env));
-  }
+  ServerBinary b{"llama-server",
+                 "KVBENCH_LLAMA_SERVER",
+                 "server.binary",
+                 {},
+                 ".deps/llama/bin/llama-server above the kvbench executable",
+                 "install one with scripts/get-llama-server.sh or pass --server-bin"};
   std::error_code ec;
   fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   for (; !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-    const fs::path candidate = dir / ".deps/llama/bin/llama-server";
-    if (usable(candidate)) {
-      return candidate.string();
-    }
+    b.places.push_back(dir / ".deps/llama/bin/llama-server");
   }
-  tried.emplace_back(".deps/llama/bin/llama-server above the kvbench executable");
-  if (auto p = process::find_on_path("llama-server")) {
-    return p->string();
-  }
-  tried.emplace_back("llama-server on PATH");
-  throw InputError(
-      fmt::format("no llama-server found (tried {}); install one with "
-                  "scripts/get-llama-server.sh or pass --server-bin",
-                  fmt::join(tried, ", ")));
+  return find_server_binary(b, explicit_path);
 }
 
 fs::path default_models_dir() {
@@ -106,22 +86,7 @@ nlohmann::json describe_model_file(const std::string& path) {
   nlohmann::json j = {{"path", fs::absolute(path).string()}, {"file_bytes", size}};
   try {
     const auto shape = gguf::shape_from_metadata(header.file);
-    j["shape"] = {{"arch", shape.arch},
-                  {"n_layer", shape.n_layer},
-                  {"n_embd", shape.n_embd},
-                  {"n_head", shape.n_head},
-                  {"n_head_kv", shape.n_head_kv},
-                  {"n_ff", shape.n_ff},
-                  {"n_ctx_train", shape.n_ctx_train},
-                  {"n_vocab", shape.n_vocab},
-                  {"head_dim_k", shape.head_dim_k},
-                  {"head_dim_v", shape.head_dim_v}};
-    if (!shape.n_head_kv_layers.empty()) {
-      j["shape"]["n_head_kv_layers"] = shape.n_head_kv_layers;
-    }
-    if (shape.sliding_window) {
-      j["shape"]["sliding_window"] = *shape.sliding_window;
-    }
+    j["shape"] = shape;
   } catch (const Error& e) {
     j["shape_error"] = e.what();
   }

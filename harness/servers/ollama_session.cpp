@@ -11,6 +11,7 @@
 #include "harness/process/child.h"
 #include "harness/process/ports.h"
 #include "harness/prompt/prompt.h"
+#include "harness/servers/server_binary.h"
 #include "harness/servers/server_target.h"
 
 namespace kvbench::servers {
@@ -19,25 +20,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string find_ollama(const std::string& explicit_path) {
-  if (!explicit_path.empty()) {
-    if (auto p = process::find_on_path(explicit_path)) {
-      return p->string();
-    }
-    throw InputError(
-        fmt::format("ollama binary '{}' does not exist or is not executable", explicit_path));
-  }
-  if (const char* env = std::getenv("KVBENCH_OLLAMA"); env != nullptr && *env != '\0') {
-    if (auto p = process::find_on_path(env)) {
-      return p->string();
-    }
-    throw InputError(fmt::format("$KVBENCH_OLLAMA={} is not an executable file", env));
-  }
-  if (auto p = process::find_on_path("ollama")) {
-    return p->string();
-  }
-  throw InputError(
-      "no ollama found on PATH: install Ollama (https://ollama.com), pass --server-bin, or attach "
-      "to a running server with --url http://127.0.0.1:11434");
+  const ServerBinary b{"ollama",
+                       "KVBENCH_OLLAMA",
+                       "server.binary",
+                       {},
+                       "",
+                       "install Ollama (https://ollama.com), pass --server-bin, or attach to a "
+                       "running server with --url http://127.0.0.1:11434"};
+  return find_server_binary(b, explicit_path);
 }
 
 std::vector<std::string> calibration_probes(std::string_view run_id, std::uint64_t seed,
@@ -113,14 +103,7 @@ void OllamaSession::check_server(backend::OllamaBackend& be, json& server, json&
   model["quantization_level"] = details.value("quantization_level", "");
   try {
     const auto shape = backend::shape_from_model_info(show.body.value("model_info", json()));
-    model["shape"] = {{"arch", shape.arch},
-                      {"n_layer", shape.n_layer},
-                      {"n_embd", shape.n_embd},
-                      {"n_head", shape.n_head},
-                      {"n_head_kv", shape.n_head_kv},
-                      {"n_ctx_train", shape.n_ctx_train},
-                      {"head_dim_k", shape.head_dim_k},
-                      {"head_dim_v", shape.head_dim_v}};
+    model["shape"] = shape;
     json kv = json::object();
     for (const auto& t : s_.factors.cache_type) {
       if (const auto type = gguf::ggml_type_from_name(t)) {

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "harness/core/error.h"
+#include "harness/core/random.h"
 #include "harness/stats/least_squares.h"
 #include "harness/stats/ols.h"
-#include "harness/stats/random.h"
 
 namespace kvbench::stats {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "harness/core/error.h"
-#include "harness/stats/random.h"
+#include "harness/core/random.h"
 
 namespace kvbench::stats {
 namespace {

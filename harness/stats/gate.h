@@ -17,6 +17,7 @@
 // the interval on the worse side AND is worse than the mean by more than the margin.
 
 #include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +32,20 @@ enum class Verdict { pass, fail, inconclusive };
 NLOHMANN_JSON_SERIALIZE_ENUM(Verdict, {{Verdict::pass, "PASS"},
                                        {Verdict::fail, "FAIL"},
                                        {Verdict::inconclusive, "INCONCLUSIVE"}})
+
+// The verdict of several: FAIL if any fails, else INCONCLUSIVE if any is (or there are none),
+// else PASS. `entries` holds anything with a `verdict` member.
+template <typename Entries>
+Verdict overall_verdict(const Entries& entries) {
+  bool inconclusive = std::empty(entries);
+  for (const auto& e : entries) {
+    if (e.verdict == Verdict::fail) {
+      return Verdict::fail;
+    }
+    inconclusive = inconclusive || e.verdict == Verdict::inconclusive;
+  }
+  return inconclusive ? Verdict::inconclusive : Verdict::pass;
+}
 
 struct GateMetric {
   std::string metric;  // e.g. "decode_tps"

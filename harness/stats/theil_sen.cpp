@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "harness/core/error.h"
+#include "harness/core/random.h"
 #include "harness/stats/distributions.h"
-#include "harness/stats/random.h"
 #include "harness/stats/robust.h"
 
 namespace kvbench::stats {

@@ -20,7 +20,7 @@ std::vector<CallRecord> simulated_run(double noise_sd, int rounds, bool with_pro
   const std::vector<int> levels = {256, 1024, 2048, 4096, 7900};
   double t = 0;
   int seq = 0;
-  auto add = [&](const std::string& kind, int tokens) {
+  auto add = [&](CallKind kind, int tokens) {
     CallRecord r;
     r.seq = seq++;
     r.kind = kind;
@@ -40,10 +40,10 @@ std::vector<CallRecord> simulated_run(double noise_sd, int rounds, bool with_pro
     std::vector<int> order = levels;
     std::shuffle(order.begin(), order.end(), rng);
     if (with_probes) {
-      add("probe", 256);
+      add(CallKind::probe, 256);
     }
     for (int tokens : order) {
-      add("timed", tokens);
+      add(CallKind::timed, tokens);
     }
   }
   return out;
@@ -132,7 +132,7 @@ std::vector<CallRecord> ab_run(const std::string& first, const std::string& seco
         CallRecord r;
         r.seq = seq;
         r.block = static_cast<int>(b);
-        r.kind = "timed";
+        r.kind = CallKind::timed;
         r.variant = order[b];
         r.prompt_tokens = tokens;
         r.num_ctx = 4096;

@@ -108,7 +108,7 @@ TEST(LlamaServerBackend, StreamSplitAcrossChunksGivesExactTimings) {
   CompletionSpec spec;
   spec.prompt = "p";
   const auto r = be.complete(spec);
-  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::ok);
   EXPECT_EQ(r.trace.token_counts, (std::vector<int>{1, 2, 1}));
   EXPECT_EQ(r.trace.token_arrivals,
             (std::vector<Nanos>{milliseconds(20), milliseconds(30), milliseconds(30)}));
@@ -126,7 +126,7 @@ TEST(LlamaServerBackend, StreamWithoutFinalEventIsAStreamError) {
   t.chunks = {"data: {\"content\":\"a\",\"stop\":false}\n\n"};
   LlamaServerBackend be(t, "http://x", "");
   const auto r = be.complete({});
-  EXPECT_EQ(r.outcome, "stream_error");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::stream_error);
   EXPECT_EQ(r.trace.token_counts.size(), 1U);
 }
 
@@ -137,7 +137,7 @@ TEST(LlamaServerBackend, ErrorEventMidStreamStopsTheCall) {
               "data: {\"content\":\"never\",\"stop\":false}\n\n"};
   LlamaServerBackend be(t, "http://x", "");
   const auto r = be.complete({});
-  EXPECT_EQ(r.outcome, "server_error");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::server_error);
   EXPECT_EQ(r.error, "slot died");
 }
 

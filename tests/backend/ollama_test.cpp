@@ -146,7 +146,7 @@ TEST(GenerateStreamDecoder, ResultCarriesTheTransportTimesAndTheStream) {
   res.first_byte = Nanos{4};
   res.finished = Nanos{9};
   const CallResult r = d.result(res);
-  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::ok);
   EXPECT_EQ(r.http_status, 200);
   EXPECT_EQ(r.trace.sent, Nanos{1});
   EXPECT_EQ(r.trace.first_byte, Nanos{4});
@@ -163,7 +163,7 @@ TEST(GenerateStreamDecoder, FullQueueIsAnHttpErrorWithItsStatusAndMessage) {
   res.http_status = 503;
   res.error = "server busy, please try again.  maximum pending requests exceeded";
   const CallResult r = d.result(res);
-  EXPECT_EQ(r.outcome, "http_error");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::http_error);
   EXPECT_EQ(r.http_status, 503);
   EXPECT_EQ(r.error, res.error);
   EXPECT_TRUE(r.trace.token_arrivals.empty());
@@ -176,7 +176,7 @@ TEST(GenerateStreamDecoder, ResultWithoutAFinalLineIsAStreamError) {
   http::Result res;
   res.http_status = 200;
   const CallResult r = d.result(res);
-  EXPECT_EQ(r.outcome, "stream_error");
+  EXPECT_EQ(r.outcome, kvbench::Outcome::stream_error);
   EXPECT_EQ(r.trace.token_arrivals.size(), 3U);
 }
 
@@ -226,7 +226,7 @@ TEST(OllamaBackend, OnlyOkCallsWithACountRefineTheCalibration) {
   EXPECT_FALSE(be.calibration()) << "nothing to refine before the calibration";
   be.set_calibration(fit_calibration({{100, 26}, {400, 101}}));
   CallResult refused = ok;
-  refused.outcome = "http_error";
+  refused.outcome = kvbench::Outcome::http_error;
   be.refine_calibration(200, refused);
   CallResult uncounted;
   be.refine_calibration(200, uncounted);

@@ -19,6 +19,11 @@
 // high stream counts; 0: no cap). Unless --no-warmup, each stream's first call, which opens its
 // connection, is not measured (curl opens one per call and measures after it).
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,10 +42,6 @@
 #include "harness/backend/completion_stream.h"
 #include "harness/http/multi_transport.h"
 #include "harness/stats/descriptive.h"
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -199,7 +200,7 @@ std::map<int, Seen> run_kvbench(const std::string& url, int streams, int calls, 
         [&, id, stream](kvbench::http::Result res) {
           const auto call = stream->finish(res);
           Seen s;
-          if (call.outcome == "ok") {
+          if (call.outcome == kvbench::Outcome::ok) {
             s.sent_ns = to_ns(call.trace.sent);
             s.connected_ns = to_ns(res.request_out);
             s.connects = res.connections_opened;

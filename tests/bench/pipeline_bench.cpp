@@ -2,6 +2,8 @@
 // (framing, the JSON of every event, the trace), the per-call record written (to_json, then
 // appended and synced as a run does), and the expansion of a plan of 100,000 calls.
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -15,7 +17,6 @@
 #include "harness/plan/plan.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
-#include <unistd.h>
 
 namespace {
 
@@ -107,7 +108,7 @@ kvbench::CallRecord sample_record() {
   kvbench::CallRecord r;
   r.run_id = "7dfd962ac6d2";
   r.seq = 17;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.prompt_tokens = r.prompt_tokens_counted.emplace(1024);
   r.num_ctx = 4096;
   r.cache_type = "q8_0";

@@ -8,10 +8,10 @@
 #include <benchmark/benchmark.h>
 #include <boost/random/normal_distribution.hpp>
 
+#include "harness/core/random.h"
 #include "harness/stats/bootstrap.h"
 #include "harness/stats/descriptive.h"
 #include "harness/stats/ols.h"
-#include "harness/stats/random.h"
 
 namespace kvbench::stats {
 namespace {

@@ -11,7 +11,7 @@ TEST(RecordPair, PairFieldsRoundTrip) {
   CallRecord r;
   r.seq = 8;
   r.pair_id = 7;
-  r.pair_role = "edited";
+  r.pair_role = kvbench::PairRole::edited;
   r.edit_position = "0.25";
   r.edit_first_diff = 512;
   r.edit = "'river' -> 'paper'";
@@ -20,7 +20,7 @@ TEST(RecordPair, PairFieldsRoundTrip) {
       "edit_position": "0.25", "first_diff": 512, "edit": "'river' -> 'paper'"})"));
   const CallRecord back = record_from_json(j);
   EXPECT_EQ(back.pair_id, 7);
-  EXPECT_EQ(back.pair_role, "edited");
+  EXPECT_EQ(back.pair_role, kvbench::PairRole::edited);
   EXPECT_EQ(back.edit_position, "0.25");
   EXPECT_EQ(back.edit_first_diff, 512);
   EXPECT_EQ(back.edit, "'river' -> 'paper'");
@@ -33,7 +33,7 @@ TEST(RecordPair, SingleCallsCarryNoPairObject) {
   EXPECT_FALSE(j.contains("pair"));
   const CallRecord back = record_from_json(j);
   EXPECT_FALSE(back.pair_id);
-  EXPECT_EQ(back.pair_role, "");
+  EXPECT_EQ(back.pair_role, kvbench::PairRole::none);
   EXPECT_FALSE(back.edit_first_diff);
 }
 

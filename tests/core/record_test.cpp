@@ -62,7 +62,7 @@ TEST(CallRecord, JsonRoundTrip) {
   CallRecord r;
   r.run_id = "abc";
   r.seq = 3;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.prompt_tokens = 256;
   r.num_ctx = 4096;
   r.cache_type = "q8_0";

@@ -91,7 +91,8 @@ void check_stream(std::string_view text) {
   for (const int n : r.trace.token_counts) {
     check(n > 0, "only events with tokens are traced");
   }
-  check((r.outcome == "ok") == r.error.empty(), "a failed call, and only one, has a message");
+  check((r.outcome == kvbench::Outcome::ok) == r.error.empty(),
+        "a failed call, and only one, has a message");
   check(recordable(r.error), "a call's error message is valid UTF-8");
 }
 

@@ -1,6 +1,8 @@
 // kvbench gate and kvbench history on run folders written here from simulated records (no
 // server): exit codes 0/1/3/2 and the JUnit, Markdown and JSON files.
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "simulated_run.h"
-#include <sys/wait.h>
 
 namespace kvbench::gate {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <boost/random/normal_distribution.hpp>
 
-#include "harness/stats/random.h"
+#include "harness/core/random.h"
 
 namespace kvbench::gate::sim {
 
@@ -27,7 +27,7 @@ CallRecord make_call(const RunShape& shape, const std::string& variant, int bloc
   r.run_id = "sim";
   r.seq = seq;
   r.block = block;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.prompt_tokens = prompt;
   r.num_ctx = shape.num_ctx;
   r.cache_type = shape.cache_type;
@@ -42,7 +42,7 @@ CallRecord make_call(const RunShape& shape, const std::string& variant, int bloc
   return r;
 }
 
-void append_set(std::vector<CallRecord>& calls, const RunShape& shape, stats::Rng& rng) {
+void append_set(std::vector<CallRecord>& calls, const RunShape& shape, Rng& rng) {
   boost::random::normal_distribution<double> z(0.0, 1.0);
   double t_s = calls.empty() ? 0.0 : calls.back().t_start_s + shape.restart_gap_s;
   int block = calls.empty() ? 0 : calls.back().block + 1;
@@ -51,12 +51,12 @@ void append_set(std::vector<CallRecord>& calls, const RunShape& shape, stats::Rn
     const double block_ttft = shape.block_cv * z(rng);
     CallRecord warm = make_call(shape, variant, block, static_cast<int>(calls.size()), t_s,
                                 shape.prompt_tokens.front(), 0.0, 0.0);
-    warm.kind = "warmup";
+    warm.kind = kvbench::CallKind::warmup;
     calls.push_back(warm);
     t_s += shape.call_spacing_s;
     for (int round = 0; round < shape.repeats; ++round) {
       std::vector<int> order = shape.prompt_tokens;
-      stats::shuffle(order.begin(), order.end(), rng);
+      kvbench::shuffle(order.begin(), order.end(), rng);
       for (int p : order) {
         const double nd = block_decode + shape.decode_cv * z(rng);
         const double nt = block_ttft + shape.ttft_cv * z(rng);
@@ -74,7 +74,7 @@ void append_set(std::vector<CallRecord>& calls, const RunShape& shape, stats::Rn
 }  // namespace
 
 std::vector<CallRecord> simulate_run(const RunShape& shape, std::uint64_t seed) {
-  stats::Rng rng(seed);
+  Rng rng(seed);
   std::vector<CallRecord> calls;
   for (int s = 0; s < shape.sets; ++s) {
     append_set(calls, shape, rng);
@@ -84,7 +84,7 @@ std::vector<CallRecord> simulate_run(const RunShape& shape, std::uint64_t seed) 
 
 void extend_simulated_run(std::vector<CallRecord>& calls, const RunShape& shape,
                           std::uint64_t seed) {
-  stats::Rng rng(seed);
+  Rng rng(seed);
   append_set(calls, shape, rng);
 }
 

@@ -162,4 +162,43 @@ TEST(ModelShape, LlamaShapeProblems) {
 }
 
 }  // namespace
+TEST(ModelShape, JsonKeepsEveryFieldRunJsonNeedsPerLayerKvHeadsToo) {
+  ModelShape s;
+  s.arch = "gemma3";
+  s.n_layer = 3;
+  s.n_embd = 256;
+  s.n_head = 4;
+  s.n_head_kv = 2;
+  s.n_head_kv_layers = {2, 1, 2};
+  s.n_ff = 1024;
+  s.n_ctx_train = 8192;
+  s.n_vocab = 512;
+  s.head_dim_k = 64;
+  s.head_dim_v = 32;
+  s.rope_dims = 64;
+  s.sliding_window = 1024;
+  const nlohmann::json j = s;
+  EXPECT_EQ(j["n_head_kv_layers"], (std::vector<std::uint32_t>{2, 1, 2}));
+  EXPECT_EQ(j["sliding_window"], 1024);
+  EXPECT_FALSE(j.contains("rms_eps"));
+  EXPECT_EQ(j.get<ModelShape>(), s);
+  ModelShape plain = s;
+  plain.n_head_kv_layers.clear();
+  plain.sliding_window.reset();
+  const nlohmann::json p = plain;
+  EXPECT_FALSE(p.contains("n_head_kv_layers"));
+  EXPECT_FALSE(p.contains("sliding_window"));
+  EXPECT_EQ(p.get<ModelShape>(), plain);
+}
+
+TEST(ModelShape, JsonOfAnOlderRunFillsDefaults) {
+  const auto s =
+      nlohmann::json{{"n_layer", 4}, {"n_head_kv", 4}, {"head_dim_k", 64}}.get<ModelShape>();
+  EXPECT_EQ(s.n_layer, 4U);
+  EXPECT_EQ(s.head_dim_v, 64U) << "head_dim_v defaults to head_dim_k";
+  EXPECT_EQ(s.arch, "llama");
+  EXPECT_TRUE(s.n_head_kv_layers.empty());
+  EXPECT_FALSE(s.sliding_window);
+}
+
 }  // namespace kvbench::gguf

@@ -1,14 +1,14 @@
 #include "tests/http/local_servers.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <stdexcept>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
 
 namespace kvbench::http::test_support {
 namespace {

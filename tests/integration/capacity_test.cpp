@@ -61,8 +61,9 @@ TEST(Capacity, SearchesUpToMaxAndKeepsEveryLevelsRecords) {
     EXPECT_EQ(np_of(run["blocks"][0]["argv"]), std::to_string(n));
     const auto calls = read_calls(run_dir);
     EXPECT_EQ(calls.size(), static_cast<std::size_t>(2 * n + 1)) << "level " << n;
-    const auto timed =
-        std::count_if(calls.begin(), calls.end(), [](const auto& c) { return c.kind == "timed"; });
+    const auto timed = std::count_if(calls.begin(), calls.end(), [](const auto& c) {
+      return c.kind == kvbench::CallKind::timed;
+    });
     EXPECT_EQ(timed, 2 * n);
     EXPECT_EQ(level["concurrency"]["calls"], 2 * n);
     answer_passed = answer_passed || (n == answer && level["passed"].get<bool>());

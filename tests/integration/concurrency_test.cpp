@@ -45,7 +45,7 @@ TEST(Concurrency, FourStreamsOnFourSlotsOverlapAndReportThroughput) {
   ASSERT_EQ(calls.size(), 8U);
   std::set<int> streams;
   for (const auto& call : calls) {
-    EXPECT_EQ(call.outcome, "ok") << call.seq << ": " << call.error;
+    EXPECT_EQ(call.outcome, kvbench::Outcome::ok) << call.seq << ": " << call.error;
     EXPECT_EQ(call.client.tokens, 8) << call.seq;
     EXPECT_TRUE(call.client.ttft_ms.has_value()) << call.seq;
     EXPECT_EQ(call.server.predicted_n, 8) << call.seq;

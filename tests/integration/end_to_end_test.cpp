@@ -2,6 +2,8 @@
 // prompt is read cold, a repeated prompt is caught, a bad model file is refused, nothing is left
 // running.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -12,7 +14,6 @@
 #include "harness/process/child.h"
 #include "harness/report/summary.h"
 #include "tests/integration/harness.h"
-#include <unistd.h>
 
 namespace kvbench::itest {
 namespace {
@@ -52,7 +53,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   ASSERT_EQ(calls.size(), 17U);  // 1 warm-up, 12 timed, 4 probes
   std::map<int, std::vector<double>> ttft;
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
     EXPECT_EQ(c.prompt_tokens_counted, c.prompt_tokens) << "built to the exact token count";
     EXPECT_FALSE(c.nonce.empty());
     ASSERT_TRUE(c.server.cache_n && c.server.prompt_n) << c.seq;
@@ -64,7 +65,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
     EXPECT_TRUE(c.flags.empty()) << c.seq;
     EXPECT_EQ(c.client.tokens, 32);
     EXPECT_EQ(c.client.token_ms.size(), 32U) << "one event per token from a synthetic model";
-    if (c.kind == "timed") {
+    if (c.kind == kvbench::CallKind::timed) {
       ttft[c.prompt_tokens].push_back(*c.client.ttft_ms);
     }
   }
@@ -179,7 +180,7 @@ TEST(EndToEnd, AttachedModeMeasuresARunningServer) {
   const auto calls = read_calls(run_dir);
   ASSERT_EQ(calls.size(), 5U);
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok");
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok);
     EXPECT_TRUE(c.flags.empty());
   }
   EXPECT_TRUE(server.running()) << "kvbench never stops a server it did not start";

@@ -2,6 +2,9 @@
 // complete calls.jsonl; a managed server killed mid-block is restarted; server arguments with
 // shell metacharacters reach the server verbatim.
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <set>
 #include <thread>
@@ -11,8 +14,6 @@
 
 #include "harness/process/child.h"
 #include "tests/integration/harness.h"
-#include <signal.h>
-#include <unistd.h>
 
 namespace kvbench::itest {
 namespace {
@@ -121,7 +122,7 @@ TEST(Faults, SigintKeepsWhatWasMeasuredAndResumeCompletesThePlan) {
   std::set<std::string> nonces;
   for (const auto& c : read_calls(run_dir)) {
     EXPECT_TRUE(nonces.insert(c.nonce).second) << c.nonce;
-    EXPECT_EQ(c.outcome, "ok") << c.seq;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq;
   }
 }
 
@@ -166,7 +167,7 @@ TEST(Faults, ServerKilledMidBlockIsRestartedAndTheRunCompletes) {
   EXPECT_EQ(failed, 1) << "only the interrupted call fails";
   for (const auto& c : calls) {
     if (c.seq > last_failed) {
-      EXPECT_EQ(c.outcome, "ok") << c.seq;
+      EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq;
     }
   }
   EXPECT_THAT(processes_with("kill9-model.gguf"), ::testing::IsEmpty());
@@ -204,7 +205,7 @@ TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
   EXPECT_FALSE(fs::exists(dir / "pwned3"));
   const auto calls = read_calls(only_run_dir(dir / "runs"));
   ASSERT_EQ(calls.size(), 1U);
-  EXPECT_EQ(calls[0].outcome, "server_start_error");
+  EXPECT_EQ(calls[0].outcome, kvbench::Outcome::server_start_error);
   EXPECT_THAT(calls[0].error, ::testing::HasSubstr("exited with code 3"));
 }
 
@@ -219,7 +220,7 @@ TEST(Faults, ApiKeyIsUsedButNeverWrittenAnywhere) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   for (const auto& c : read_calls(run_dir)) {
-    EXPECT_EQ(c.outcome, "ok") << "the server demands the key: " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << "the server demands the key: " << c.error;
   }
   EXPECT_EQ(r.out.find(secret), std::string::npos);
   EXPECT_EQ(r.err.find(secret), std::string::npos);

@@ -3,6 +3,8 @@
 // an f16 server and the q8_0 arithmetic for a q8_0 server, from the logged KV size and from
 // resident memory; a server whose log lacks the KV lines still has its memory read from /proc.
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -12,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/harness.h"
-#include <sys/stat.h>
 
 namespace kvbench::itest {
 namespace {

@@ -82,7 +82,7 @@ TEST(OllamaConcurrency, ManagedServeGetsNumParallelAndFourCallsRunAtOnce) {
   ASSERT_EQ(calls.size(), 8U);
   std::set<int> streams;
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
     EXPECT_EQ(c.client.tokens, 32) << c.seq;
     EXPECT_TRUE(c.client.ttft_ms.has_value()) << c.seq;
     EXPECT_EQ(c.server.predicted_n, 32) << c.seq;
@@ -146,7 +146,7 @@ TEST(OllamaConcurrency, AttachedServerWithFewerSlotsQueuesTheRestAndTheReportSay
   const auto calls = read_calls(run_dir);
   ASSERT_EQ(calls.size(), 8U);
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
     EXPECT_EQ(c.client.tokens, 32) << c.seq;
   }
   // The first four go out together; the server reads two and queues two until a slot frees.
@@ -197,7 +197,7 @@ TEST(OllamaConcurrency, FullQueueRefusesWith503AndTheRunCompletes) {
       continue;
     }
     ++refused;
-    EXPECT_EQ(c.outcome, "http_error") << c.seq;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::http_error) << c.seq;
     EXPECT_EQ(c.http_status, 503) << c.seq;
     EXPECT_THAT(c.error, HasSubstr("server busy, please try again.  maximum pending requests "
                                    "exceeded"));

@@ -37,9 +37,9 @@ std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
   std::map<int, Pair> out;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto& c = calls[i];
-    if (c.pair_role == "cold") {
+    if (c.pair_role == kvbench::PairRole::cold) {
       out[*c.pair_id].cold = &c;
-    } else if (c.pair_role == "edited") {
+    } else if (c.pair_role == kvbench::PairRole::edited) {
       EXPECT_EQ(calls[i - 1].pair_id, c.pair_id) << "nothing runs between the reads of a pair";
       out[*c.pair_id].edited = &c;
     }
@@ -51,8 +51,8 @@ std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
 void expect_same_count(const Pair& p) {
   ASSERT_TRUE(p.cold && p.edited);
   const auto& e = *p.edited;
-  ASSERT_EQ(p.cold->outcome, "ok") << p.cold->error;
-  ASSERT_EQ(e.outcome, "ok") << e.error;
+  ASSERT_EQ(p.cold->outcome, kvbench::Outcome::ok) << p.cold->error;
+  ASSERT_EQ(e.outcome, kvbench::Outcome::ok) << e.error;
   ASSERT_TRUE(e.server.prompt_n && p.cold->server.prompt_n && e.edit_text_fraction &&
               e.edit_first_diff);
   EXPECT_EQ(*e.server.prompt_n, *p.cold->server.prompt_n) << e.edit_position << " " << e.edit;

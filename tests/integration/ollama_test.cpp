@@ -81,7 +81,7 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
   ASSERT_EQ(calls.size(), 17U);  // 1 warm-up, 12 timed, 4 probes
   std::map<int, std::vector<double>> prompt_ms;
   for (const auto& c : calls) {
-    ASSERT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
     EXPECT_FALSE(c.expected_cache_n) << "no token ids, no prediction";
     EXPECT_FALSE(c.server.cache_n) << "Ollama does not report reuse";
     ASSERT_TRUE(c.server.prompt_n) << c.seq;
@@ -91,7 +91,7 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
     EXPECT_EQ(c.client.tokens, 32);
     EXPECT_TRUE(c.server.raw.contains("eval_duration"));
     EXPECT_FALSE(c.server.raw.contains("load_duration")) << "loaded before the first call";
-    if (c.kind == "timed") {
+    if (c.kind == kvbench::CallKind::timed) {
       prompt_ms[c.prompt_tokens].push_back(*c.server.prompt_ms);
     }
   }
@@ -128,7 +128,7 @@ TEST(Ollama, NumCtxSweepReadsMemoryFromApiPs) {
   EXPECT_THAT(r.out, HasSubstr("- Ollama's /api/ps size after load: **f16 = bf16** explains the "
                                "slope (slope / arithmetic = 1.000"));
   for (const auto& c : read_calls(run_dir)) {
-    EXPECT_EQ(c.outcome, "ok") << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
     EXPECT_FALSE(c.server.raw.contains("load_duration")) << "no call paid for a load";
   }
 }
@@ -167,7 +167,7 @@ TEST(Ollama, CacheTypeSweepStartsOneManagedServerPerBlock) {
   EXPECT_EQ(run["model"]["kv_bytes_per_token"]["q8_0"], kQ8BytesPerToken);
   EXPECT_EQ(run["model"]["kv_bytes_per_token"]["q4_0"], kQ4BytesPerToken);
   for (const auto& c : read_calls(run_dir)) {
-    EXPECT_EQ(c.outcome, "ok") << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
   }
 }
 
@@ -221,17 +221,17 @@ TEST(Ollama, ServerThatFailsAndDiesMidRunIsRecordedCallByCall) {
   EXPECT_EQ(read_json(run_dir / "run.json")["status"], "complete");
   const auto calls = read_calls(run_dir);  // in the order they ran
   ASSERT_EQ(calls.size(), 8U);
-  EXPECT_EQ(calls[0].outcome, "ok");
-  EXPECT_EQ(calls[1].outcome, "ok");
-  EXPECT_EQ(calls[2].outcome, "server_error");
+  EXPECT_EQ(calls[0].outcome, kvbench::Outcome::ok);
+  EXPECT_EQ(calls[1].outcome, kvbench::Outcome::ok);
+  EXPECT_EQ(calls[2].outcome, kvbench::Outcome::server_error);
   EXPECT_THAT(calls[2].error, HasSubstr("fixture fault"));
   EXPECT_EQ(calls[2].http_status, 200);
   EXPECT_EQ(calls[2].client.tokens, 2);
-  EXPECT_EQ(calls[3].outcome, "ok");
-  EXPECT_NE(calls[4].outcome, "ok");
+  EXPECT_EQ(calls[3].outcome, kvbench::Outcome::ok);
+  EXPECT_NE(calls[4].outcome, kvbench::Outcome::ok);
   EXPECT_EQ(calls[4].client.tokens, 2);
   for (std::size_t i = 5; i < calls.size(); ++i) {
-    EXPECT_EQ(calls[i].outcome, "connect_error") << i;
+    EXPECT_EQ(calls[i].outcome, kvbench::Outcome::connect_error) << i;
   }
   EXPECT_FALSE(fixture.running());
 }

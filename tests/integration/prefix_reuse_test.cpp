@@ -29,9 +29,9 @@ std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
   std::map<int, Pair> out;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto& c = calls[i];
-    if (c.pair_role == "cold") {
+    if (c.pair_role == kvbench::PairRole::cold) {
       out[*c.pair_id].cold = &c;
-    } else if (c.pair_role == "edited") {
+    } else if (c.pair_role == kvbench::PairRole::edited) {
       EXPECT_EQ(calls[i - 1].pair_id, c.pair_id) << "nothing runs between the reads of a pair";
       out[*c.pair_id].edited = &c;
     }
@@ -50,8 +50,8 @@ std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
 void expect_exact_reuse(const Pair& p) {
   ASSERT_TRUE(p.cold && p.edited);
   const auto& e = *p.edited;
-  ASSERT_EQ(p.cold->outcome, "ok") << p.cold->error;
-  ASSERT_EQ(e.outcome, "ok") << e.error;
+  ASSERT_EQ(p.cold->outcome, kvbench::Outcome::ok) << p.cold->error;
+  ASSERT_EQ(e.outcome, kvbench::Outcome::ok) << e.error;
   ASSERT_TRUE(e.server.cache_n && e.server.prompt_n && e.server.prompt_ms && e.edit_first_diff);
   EXPECT_EQ(e.prompt_tokens_counted, p.cold->prompt_tokens_counted) << e.edit;
   EXPECT_EQ(e.prompt_tokens_counted, e.prompt_tokens) << "built to the exact token count";

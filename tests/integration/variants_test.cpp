@@ -2,6 +2,8 @@
 // variant on every record, a planted slowdown (a bigger model) shows as an effect in the right
 // direction, and a run grows by one more ABBA set with unique seqs and nonces.
 
+#include <unistd.h>
+
 #include <set>
 #include <thread>
 
@@ -11,7 +13,6 @@
 #include "harness/analysis/analysis.h"
 #include "harness/process/child.h"
 #include "tests/integration/harness.h"
-#include <unistd.h>
 
 namespace kvbench::itest {
 namespace {
@@ -70,8 +71,8 @@ TEST(Variants, AaRunsInAbbaBlocksWithTheVariantOnEveryRecord) {
   const auto calls = read_calls(run_dir);
   ASSERT_EQ(calls.size(), 4U * (1 + 2 * 2));
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
-    EXPECT_EQ(c.variant, run["blocks"][c.block]["variant"]) << c.seq;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
+    EXPECT_EQ(c.variant, run["blocks"][static_cast<std::size_t>(c.block)]["variant"]) << c.seq;
   }
   const auto a = analysis::analyze(calls, 7, "baseline");
   for (const auto& m : a.models) {
@@ -123,7 +124,7 @@ TEST(Variants, ExtendAddsOneAbbaSetWithUniqueSeqsAndNonces) {
   std::set<int> seqs;
   std::set<std::string> nonces;
   for (const auto& c : calls) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
     EXPECT_EQ(c.run_id, before["run_id"]);
     seqs.insert(c.seq);
     nonces.insert(c.nonce);
@@ -158,7 +159,7 @@ TEST(Variants, AttachedVariantsAtTheirOwnUrls) {
   }
   EXPECT_EQ(run["variants"][1]["found"]["server"]["url"], url(port_b));
   for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
-    EXPECT_EQ(c.outcome, "ok") << c.seq << ": " << c.error;
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
   }
 }
 

@@ -23,7 +23,7 @@ TEST(PoissonArrivals, AreSeededAscendingAndAverageTheRate) {
 
 CallRecord call(double start_s, double e2e_ms, std::vector<double> token_ms, int in_flight) {
   CallRecord r;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.t_start_s = start_s;
   r.client.e2e_ms = e2e_ms;
   r.client.ttft_ms = token_ms.front();
@@ -38,13 +38,13 @@ TEST(BlockStats, AddsUpThroughputOverTheSpanAndCountsRefusals) {
   std::vector<CallRecord> rs = {call(1.0, 1000, {100, 200, 400}, 1),
                                 call(1.5, 1500, {300, 400, 500}, 2)};
   CallRecord refused;
-  refused.kind = "timed";
+  refused.kind = kvbench::CallKind::timed;
   refused.t_start_s = 1.2;
-  refused.outcome = "http_error";
+  refused.outcome = kvbench::Outcome::http_error;
   refused.http_status = 503;
   rs.push_back(refused);
   CallRecord warm = call(0.0, 100, {10, 20}, 1);
-  warm.kind = "warmup";
+  warm.kind = kvbench::CallKind::warmup;
   rs.push_back(warm);
   const auto s = block_stats(rs);
   EXPECT_EQ(s["calls"], 3);

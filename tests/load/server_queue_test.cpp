@@ -9,7 +9,7 @@ namespace {
 // prompt and `decode_ms` decoding.
 CallRecord call(double start_s, double e2e_ms, int in_flight, double decode_ms = 60) {
   CallRecord r;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.t_start_s = start_s;
   r.client.e2e_ms = e2e_ms;
   r.server.prompt_ms = 40;
@@ -35,8 +35,8 @@ TEST(ServerQueue, TwoSlotsFourCallsTwoWaitedAWholeCall) {
   rs[2].server.raw["load_duration"] = 100000000;
   rs[3].server.raw["load_duration"] = 101000000;
   CallRecord refused;
-  refused.kind = "timed";
-  refused.outcome = "http_error";
+  refused.kind = kvbench::CallKind::timed;
+  refused.outcome = kvbench::Outcome::http_error;
   refused.http_status = 503;
   refused.client.e2e_ms = 1;
   rs.push_back(refused);
@@ -64,7 +64,7 @@ TEST(ServerQueue, CallsServedTogetherWaitedForNothing) {
 
 TEST(ServerQueue, WarmUpCallsHoldASlotButAreNotCounted) {
   std::vector<CallRecord> rs = {call(0.0, 101, 1), call(0.0, 102, 2)};
-  rs[0].kind = "warmup";
+  rs[0].kind = kvbench::CallKind::warmup;
   const auto q = server_queue(rs);
   EXPECT_EQ(q["calls"], 1);
   EXPECT_EQ(q["served_at_once"], 2);
@@ -72,7 +72,7 @@ TEST(ServerQueue, WarmUpCallsHoldASlotButAreNotCounted) {
 
 TEST(ServerQueue, WithoutServerDurationsOnlyCountsTheCalls) {
   CallRecord r;
-  r.kind = "timed";
+  r.kind = kvbench::CallKind::timed;
   r.client.e2e_ms = 50;
   const auto q = server_queue({r, r});
   EXPECT_EQ(q, nlohmann::json({{"calls", 2}}));

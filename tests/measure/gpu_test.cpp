@@ -1,9 +1,10 @@
 #include "harness/measure/gpu.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "harness/process/child.h"
-#include <unistd.h>
 
 namespace kvbench::measure {
 namespace {

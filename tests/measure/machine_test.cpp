@@ -1,11 +1,11 @@
 #include "harness/measure/machine.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <string>
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 namespace kvbench::measure {
 namespace {

@@ -1,8 +1,8 @@
 #include "harness/measure/memory.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 namespace kvbench::measure {
 namespace {

@@ -1,5 +1,7 @@
 #include "harness/measure/proc_tree.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -8,7 +10,6 @@
 
 #include "harness/measure/memory.h"
 #include "harness/process/child.h"
-#include <unistd.h>
 
 namespace kvbench::measure {
 namespace {

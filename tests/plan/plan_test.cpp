@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.h"
-#include "harness/plan/rng.h"
+#include "harness/core/random.h"
 
 namespace kvbench::plan {
 namespace {
@@ -118,7 +118,7 @@ TEST(Rng, BelowStaysInRangeAndUnitInUnitInterval) {
   Rng rng(1);
   for (int i = 0; i < 10000; ++i) {
     EXPECT_LT(rng.below(7), 7U);
-    const double u = rng.unit();
+    const double u = rng.uniform();
     EXPECT_GE(u, 0.0);
     EXPECT_LT(u, 1.0);
   }

@@ -1,5 +1,7 @@
 #include "harness/process/child.h"
 
+#include <sys/wait.h>
+
 #include <chrono>
 #include <csignal>
 #include <string>
@@ -8,7 +10,6 @@
 
 #include "harness/process/signals.h"
 #include "tests/process/test_util.h"
-#include <sys/wait.h>
 
 namespace kvbench::process {
 namespace {

@@ -1,11 +1,11 @@
 #include "harness/process/ports.h"
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 namespace kvbench::process {
 namespace {

@@ -5,6 +5,9 @@
 
 #include "harness/process/signals.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -15,8 +18,6 @@
 
 #include "harness/process/child.h"
 #include "tests/process/test_util.h"
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace kvbench::process {
 namespace {

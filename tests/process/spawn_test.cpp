@@ -1,6 +1,10 @@
 // What the child gets: its arguments verbatim, its environment, directory, stdio and signal
 // state; and how spawn() fails.
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -12,9 +16,6 @@
 #include "harness/core/error.h"
 #include "harness/process/child.h"
 #include "tests/process/test_util.h"
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace kvbench::process {
 namespace {

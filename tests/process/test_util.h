@@ -2,6 +2,11 @@
 // StandIns for the process tests: looking processes up in /proc, bounded polling, scratch files,
 // and forked stand-in processes that act as a kvbench which gets interrupted or dies.
 
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -12,11 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <poll.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace kvbench::process::testing {
 

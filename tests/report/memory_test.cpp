@@ -133,7 +133,7 @@ TEST(MemoryReport, OllamaApiPsSizeGivesTheSlope) {
     return json{{"index", index},
                 {"num_ctx", num_ctx},
                 {"cache_type", "q8_0"},
-                {"memory", {{"size_bytes", 5000000U + 1024U * num_ctx}}}};
+                {"memory", {{"size_bytes", 5000000U + 1024U * static_cast<unsigned>(num_ctx)}}}};
   };
   const json run = {{"model", {{"shape", shape(2, 2, 64)}}},
                     {"blocks", {ps_block(0, 1024), ps_block(1, 2048), ps_block(2, 4096)}}};

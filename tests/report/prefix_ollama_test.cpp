@@ -21,10 +21,10 @@ CallRecord read(int seq, int pair, const std::string& role, const std::string& p
                 int read_tokens) {
   CallRecord r;
   r.seq = seq;
-  r.kind = "timed";
+  r.kind = CallKind::timed;
   r.prompt_tokens = tokens;
   r.pair_id = pair;
-  r.pair_role = role;
+  r.pair_role = pair_role_from(role);
   r.edit_position = position;
   r.server.prompt_n = tokens;
   r.server.prompt_ms = read_tokens * 1.0;
@@ -100,7 +100,7 @@ TEST(PrefixByText, MarkdownSaysNotReportedInsteadOfZeros) {
   add_pair(calls, "0.5", 500, 0.4987, 500);
   add_pair(calls, "question", 990, 0.991, 10, 1001);  // the edit changed the count
   std::ostringstream out;
-  write_prefix_markdown(out, calls, lesson_figures());
+  write_prefix_markdown(out, prefix_report(calls, lesson_figures()));
   const std::string md = out.str();
   EXPECT_THAT(md, HasSubstr("## Prefix reuse: the edit-position experiment"));
   EXPECT_THAT(md, HasSubstr("| 0.500 [0.500, 0.500] | 0.510 [0.510, 0.510] | 0.55 | not reported "
@@ -113,7 +113,7 @@ TEST(PrefixByText, MarkdownSaysNotReportedInsteadOfZeros) {
   EXPECT_THAT(md, HasSubstr("reuse is inferred from time only"));
   EXPECT_THAT(md, HasSubstr("(prompt_eval_count): the same for both reads in 1 of 2 pairs"));
   EXPECT_THAT(md, Not(HasSubstr("0 of 0")));
-  const auto j = prefix_to_json(calls, lesson_figures());
+  const auto j = prefix_to_json(prefix_report(calls, lesson_figures()));
   EXPECT_EQ(j["pairs"][0]["text_fraction"], 0.4987);
   EXPECT_EQ(j["pairs"][1]["tokens_reported_edited"], 1001);
   EXPECT_EQ(j["positions"][0]["reuse_inferred"], true);

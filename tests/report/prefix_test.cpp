@@ -17,11 +17,11 @@ CallRecord read(int seq, int pair, const std::string& role, const std::string& p
                 int reused, int expected, double ms_per_token = 1.0) {
   CallRecord r;
   r.seq = seq;
-  r.kind = "timed";
+  r.kind = CallKind::timed;
   r.prompt_tokens = tokens;
   r.prompt_tokens_counted = tokens;
   r.pair_id = pair;
-  r.pair_role = role;
+  r.pair_role = pair_role_from(role);
   r.edit_position = position;
   r.server.cache_n = reused;
   r.server.prompt_n = tokens - reused;
@@ -59,7 +59,7 @@ TEST(Prefix, IncompleteOrFailedPairsAreLeftOut) {
   std::vector<CallRecord> calls;
   add_pair(calls, "0.5", 500, 500);
   add_pair(calls, "0.5", 500, 500);
-  calls[3].outcome = "timeout";
+  calls[3].outcome = kvbench::Outcome::timeout;
   calls.push_back(read(4, 4, "cold", "0.5", 1000, 1, 1));  // its edited read never ran
   EXPECT_EQ(collect_pairs(calls).size(), 1U);
   const auto counts = count_pairs(calls);
@@ -138,7 +138,7 @@ TEST(Prefix, MarkdownHasTheTableChecksVerdictAndPutLastLine) {
   add_pair(calls, "timestamp_first", 12, 12);
   add_pair(calls, "timestamp_last", 990, 990);
   std::ostringstream out;
-  write_prefix_markdown(out, calls, lesson_figures());
+  write_prefix_markdown(out, prefix_report(calls, lesson_figures()));
   const std::string md = out.str();
   EXPECT_THAT(md, HasSubstr("## Prefix reuse: the edit-position experiment"));
   EXPECT_THAT(md, HasSubstr("3 of 3 pairs complete"));
@@ -158,7 +158,7 @@ TEST(Prefix, TrapComparesCacheHitsWithColdReadsOfTheSameLength) {
   for (int i = 0; i < 4; ++i) {
     CallRecord r;
     r.seq = i;
-    r.kind = "timed";
+    r.kind = CallKind::timed;
     r.prompt_tokens = 512;
     r.client.ttft_ms = i == 0 ? 800.0 : 20.0 + i;
     r.server.cache_n = i == 0 ? 1 : 511;
@@ -174,7 +174,7 @@ TEST(Prefix, TrapComparesCacheHitsWithColdReadsOfTheSameLength) {
   EXPECT_DOUBLE_EQ(*trap[0].hit_ttft_ms, 22.0);
   EXPECT_DOUBLE_EQ(*trap[0].speedup, 800.0 / 22.0);
   std::ostringstream out;
-  write_prefix_markdown(out, calls, lesson_figures());
+  write_prefix_markdown(out, prefix_report(calls, lesson_figures()));
   EXPECT_THAT(out.str(), HasSubstr("Repeated-prompt trap (512 tokens): 3 timed calls read their "
                                    "prompt from the cache"));
   EXPECT_THAT(out.str(), HasSubstr("looks 36.4x faster"));
@@ -190,7 +190,7 @@ TEST(Prefix, TrapWithoutReuseCountsFollowsTheCallBefore) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     CallRecord r;
     r.seq = static_cast<int>(i);
-    r.kind = i == 0 ? "warmup" : "timed";
+    r.kind = i == 0 ? CallKind::warmup : CallKind::timed;
     r.prompt_tokens = tokens[i];
     r.nonce = "kvbench prompt of " + std::to_string(tokens[i]) + " tokens";
     r.client.ttft_ms = ttft[i];
@@ -207,10 +207,10 @@ TEST(Prefix, TrapWithoutReuseCountsFollowsTheCallBefore) {
 
 TEST(Prefix, NothingToSayForAPlainRun) {
   CallRecord r;
-  r.kind = "timed";
+  r.kind = CallKind::timed;
   r.client.ttft_ms = 100;
   std::ostringstream out;
-  write_prefix_markdown(out, {r}, lesson_figures());
+  write_prefix_markdown(out, prefix_report({r}, lesson_figures()));
   EXPECT_EQ(out.str(), "");
 }
 

@@ -64,7 +64,7 @@ TEST(PairPromptsByText, WordEditKeepsTheLengthAndRecordsWhereItIs) {
   ASSERT_TRUE(r.edit_text_fraction && r.edit_first_diff);
   EXPECT_NEAR(*r.edit_text_fraction, 0.5, 0.02);
   EXPECT_NEAR(*r.edit_first_diff, 200, 4);
-  EXPECT_EQ(r.pair_role, "edited");
+  EXPECT_EQ(r.pair_role, kvbench::PairRole::edited);
   EXPECT_EQ(r.edit_position, "0.5");
 }
 

@@ -105,12 +105,12 @@ TEST(Runner, RecordsEverySequentialCallWithItsKindAndTimings) {
   EXPECT_EQ(summary.flagged, 0);
   const auto rs = records_of(summary);
   ASSERT_EQ(rs.size(), 7U);
-  EXPECT_EQ(rs[0].kind, "warmup") << "the block's first call is its warm-up";
+  EXPECT_EQ(rs[0].kind, CallKind::warmup) << "the block's first call is its warm-up";
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const auto& r = rs[i];
     SCOPED_TRACE(i);
-    EXPECT_EQ(r.kind, i == 0 ? "warmup" : "timed");
-    EXPECT_EQ(r.outcome, "ok");
+    EXPECT_EQ(r.kind, i == 0 ? CallKind::warmup : CallKind::timed);
+    EXPECT_EQ(r.outcome, kvbench::Outcome::ok);
     EXPECT_EQ(r.block, 0);
     EXPECT_EQ(r.num_ctx, 512);
     EXPECT_EQ(r.cache_type, "f16");
@@ -169,14 +169,15 @@ TEST(Runner, EachEditedReadFollowsItsColdReadAndReusesItsPrefix) {
   const auto rs = records_of(summary);
   int edited = 0;
   for (std::size_t i = 0; i < rs.size(); ++i) {
-    if (rs[i].pair_role != "edited") {
+    if (rs[i].pair_role != kvbench::PairRole::edited) {
       continue;
     }
     ++edited;
     ASSERT_GT(i, 0U);
     const auto& cold = rs[i - 1];
     const auto& r = rs[i];
-    EXPECT_EQ(cold.pair_role, "cold") << "the cold read comes right before its resend";
+    EXPECT_EQ(cold.pair_role, kvbench::PairRole::cold)
+        << "the cold read comes right before its resend";
     ASSERT_TRUE(r.pair_id && cold.pair_id);
     EXPECT_EQ(*r.pair_id, cold.seq);
     EXPECT_EQ(*cold.pair_id, cold.seq);
@@ -206,7 +207,7 @@ TEST(Runner, ARestartedServerCarriesTheBlockOn) {
   const auto rs = records_of(summary);
   ASSERT_EQ(rs.size(), 7U);
   for (std::size_t i = 0; i < rs.size(); ++i) {
-    EXPECT_EQ(rs[i].outcome, i == 2 ? "connect_error" : "ok") << i;
+    EXPECT_EQ(rs[i].outcome, i == 2 ? Outcome::connect_error : Outcome::ok) << i;
   }
   EXPECT_EQ(summary.flagged, 0) << "after a restart nothing is predicted to be reused";
   EXPECT_EQ(rs[3].expected_cache_n, 0);
@@ -229,9 +230,9 @@ TEST(Runner, AServerThatDoesNotComeBackFailsTheRestOfItsBlock) {
   EXPECT_EQ(summary.failed, 6);
   const auto rs = records_of(summary);
   ASSERT_EQ(rs.size(), 7U);
-  EXPECT_EQ(rs[1].outcome, "connect_error");
+  EXPECT_EQ(rs[1].outcome, kvbench::Outcome::connect_error);
   for (std::size_t i = 2; i < rs.size(); ++i) {
-    EXPECT_EQ(rs[i].outcome, "server_died") << i;
+    EXPECT_EQ(rs[i].outcome, kvbench::Outcome::server_died) << i;
     EXPECT_EQ(rs[i].error, "the server died and 3 restarts did not bring it back");
   }
   EXPECT_EQ(b.script.calls, 2) << "no call is sent to a server that is gone";
@@ -250,10 +251,10 @@ TEST(Runner, RestartsAreBoundedPerBlock) {
   ASSERT_EQ(rs.size(), 7U);
   EXPECT_EQ(b.script.restarts, 3) << "three restarts, then the block is given up";
   for (std::size_t i = 1; i <= 4; ++i) {
-    EXPECT_EQ(rs[i].outcome, "connect_error") << i;
+    EXPECT_EQ(rs[i].outcome, kvbench::Outcome::connect_error) << i;
   }
-  EXPECT_EQ(rs[5].outcome, "server_died");
-  EXPECT_EQ(rs[6].outcome, "server_died");
+  EXPECT_EQ(rs[5].outcome, kvbench::Outcome::server_died);
+  EXPECT_EQ(rs[6].outcome, kvbench::Outcome::server_died);
   const json restarts = run_json_of(summary)["blocks"][0]["restarts"];
   ASSERT_EQ(restarts.size(), 4U);
   EXPECT_FALSE(restarts[2].contains("gave_up"));
@@ -272,7 +273,7 @@ TEST(Runner, ABlockWhoseServerDoesNotStartIsRecordedAndTheRunGoesOn) {
   EXPECT_EQ(summary.calls, 6);
   EXPECT_EQ(summary.failed, 3);
   for (const auto& r : records_of(summary)) {
-    EXPECT_EQ(r.outcome, r.block == 0 ? "server_start_error" : "ok") << r.seq;
+    EXPECT_EQ(r.outcome, r.block == 0 ? Outcome::server_start_error : Outcome::ok) << r.seq;
     if (r.block == 0) {
       EXPECT_EQ(r.error, "the fake server did not start");
     }
@@ -374,7 +375,7 @@ TEST(Runner, ConcurrentCallsArePinnedToTheirStreamsSlot) {
   int both = 0;
   for (const auto& r : rs) {
     SCOPED_TRACE(r.seq);
-    EXPECT_EQ(r.outcome, "ok");
+    EXPECT_EQ(r.outcome, kvbench::Outcome::ok);
     EXPECT_EQ(r.slots, 2);
     ASSERT_TRUE(r.stream && r.in_flight);
     EXPECT_TRUE(*r.stream == 0 || *r.stream == 1);

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.h"
+#include "harness/core/random.h"
 #include "harness/stats/ols.h"
-#include "harness/stats/random.h"
 
 namespace kvbench::stats {
 namespace {

@@ -9,7 +9,7 @@ std::vector<double> blocked_levels(const std::vector<double>& levels, std::size_
   std::vector<double> out;
   for (std::size_t b = 0; b < blocks; ++b) {
     std::vector<double> block = levels;
-    shuffle(block.begin(), block.end(), rng);
+    kvbench::shuffle(block.begin(), block.end(), rng);
     out.insert(out.end(), block.begin(), block.end());
   }
   return out;

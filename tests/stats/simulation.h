@@ -7,7 +7,7 @@
 
 #include <Eigen/Dense>
 
-#include "harness/stats/random.h"
+#include "harness/core/random.h"
 
 namespace kvbench::stats::sim {
 

@@ -60,7 +60,7 @@ class FakeBackend final : public backend::Backend {
       dead_ = dead_ || script_.failure_kills_server;
       clock_.advance(std::chrono::milliseconds(1));
       r.trace.done = clock_.now();
-      r.outcome = "connect_error";
+      r.outcome = kvbench::Outcome::connect_error;
       r.error = "the fake server refused the call";
       return r;
     }
@@ -107,7 +107,7 @@ class FakeBackend final : public backend::Backend {
         r_.trace.request_out = res.request_out;
         r_.trace.first_byte = res.first_byte;
         r_.trace.done = res.finished;
-        r_.outcome = std::string(http::to_string(res.outcome));
+        r_.outcome = http::call_outcome(res.outcome);
         r_.server.predicted_n = static_cast<int>(r_.trace.token_counts.size());
         return r_;
       }

@@ -1,13 +1,15 @@
 #pragma once
-// A seeded random source whose draws are the same on every platform: the engine is
-// std::mt19937_64 (its sequence is fixed by the C++ standard) and the integer and uniform draws
-// are computed here rather than by the library-specific std::*_distribution classes.
+// The one seeded random source of kvbench (plans, arrivals, bootstraps, simulations), whose draws
+// are the same on every platform: the engine is std::mt19937_64 (its sequence is fixed by the
+// C++ standard) and the integer and uniform draws and the shuffle are computed here rather than
+// by the library-specific std::*_distribution classes and std::shuffle, so one seed gives one
+// plan everywhere.
 
 #include <cstddef>
 #include <cstdint>
 #include <random>
 
-namespace kvbench::stats {
+namespace kvbench {
 
 class Rng {
  public:
@@ -40,4 +42,4 @@ void shuffle(It first, It last, Rng& rng) {
   }
 }
 
-}  // namespace kvbench::stats
+}  // namespace kvbench

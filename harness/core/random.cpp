@@ -1,9 +1,9 @@
-#include "harness/stats/random.h"
+#include "harness/core/random.h"
 
 #include <cassert>
 #include <limits>
 
-namespace kvbench::stats {
+namespace kvbench {
 
 std::size_t Rng::below(std::size_t n) {
   assert(n >= 1);
@@ -23,4 +23,4 @@ double Rng::uniform() {
   return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
 }
 
-}  // namespace kvbench::stats
+}  // namespace kvbench
