@@ -1,4 +1,4 @@
-#include "harness/report/memory.h"
+#include "harness/analysis/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "harness/kv/kv_arith.h"
 #include "harness/stats/ols.h"
 
-namespace kvbench::report {
+namespace kvbench::analysis {
 
 using nlohmann::json;
 
@@ -251,4 +251,4 @@ MemoryAnalysis analyze_memory(const json& run) {
   return a;
 }
 
-}  // namespace kvbench::report
+}  // namespace kvbench::analysis

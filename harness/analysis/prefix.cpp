@@ -1,4 +1,4 @@
-#include "harness/report/prefix.h"
+#include "harness/analysis/prefix.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "harness/analysis/analysis.h"
 
-namespace kvbench::report {
+namespace kvbench::analysis {
 
 namespace {
 
@@ -363,4 +363,13 @@ std::vector<TrapSummary> summarize_trap(const std::vector<CallRecord>& calls) {
   return out;
 }
 
-}  // namespace kvbench::report
+PrefixReport prefix_report(const std::vector<CallRecord>& calls, const nlohmann::json& figures) {
+  PrefixReport r;
+  r.counts = count_pairs(calls);
+  r.pairs = collect_pairs(calls);
+  r.positions = summarize_positions(r.pairs, figures);
+  r.trap = summarize_trap(calls);
+  return r;
+}
+
+}  // namespace kvbench::analysis

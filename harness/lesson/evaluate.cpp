@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/conditions.h"
+#include "harness/analysis/prefix.h"
 #include "harness/core/error.h"
 #include "harness/lesson/labs.h"
-#include "harness/report/prefix.h"
-#include "harness/report/summary.h"
 
 namespace kvbench::lesson {
 
@@ -70,7 +70,7 @@ LabOutcome evaluate_prompt_length(const results::LoadedRun& run) {
   const auto a = analysis::analyze(
       run.calls,
       run.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}));
-  const auto rows = report::summarize_conditions(run.calls);
+  const auto rows = analysis::summarize_conditions(run.calls);
   TtftInput ttft;
   const auto t = prompt_slope(a, "ttft_ms");
   ttft.slope_ms_per_ktok = t.slope;
@@ -128,12 +128,12 @@ std::optional<double> median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::optional<double> row_ratio(const report::PositionSummary& row) {
+std::optional<double> row_ratio(const analysis::PositionSummary& row) {
   return row.prompt_ms_ratio ? row.prompt_ms_ratio : row.ttft_ratio;
 }
 
-void add_reuse(LabOutcome& out, const report::PositionSummary& row,
-               const std::vector<report::PairResult>& pairs, std::optional<double> rho) {
+void add_reuse(LabOutcome& out, const analysis::PositionSummary& row,
+               const std::vector<analysis::PairResult>& pairs, std::optional<double> rho) {
   const bool fraction = row.one_minus_f.has_value();
   const auto ratio = row_ratio(row);
   const auto ci = row.prompt_ms_ratio ? row.prompt_ms_ci : row.ttft_ci;
@@ -175,8 +175,8 @@ void add_reuse(LabOutcome& out, const report::PositionSummary& row,
 
 LabOutcome evaluate_prefix_reuse(const results::LoadedRun& run) {
   LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
-  const auto pairs = report::collect_pairs(run.calls);
-  const auto rows = report::summarize_positions(pairs, figures());
+  const auto pairs = analysis::collect_pairs(run.calls);
+  const auto rows = analysis::summarize_positions(pairs, figures());
   std::vector<std::pair<double, double>> points;
   for (const auto& row : rows) {
     if (row.one_minus_f && row_ratio(row)) {
@@ -205,14 +205,14 @@ LabOutcome evaluate_prefix_reuse(const results::LoadedRun& run) {
   };
   std::stable_sort(out.checks.begin(), out.checks.end(),
                    [&](const Check& a, const Check& b) { return rank(a) < rank(b); });
-  out.notes.push_back(report::overall_verdict(rows));
+  out.notes.push_back(analysis::overall_verdict(rows));
   return out;
 }
 
 LabOutcome evaluate_repeated_prompt(const results::LoadedRun& run) {
   LabOutcome out{"repeated-prompt", {}, {}, {}, nlohmann::json::object()};
   TrapInput in;
-  const auto trap = report::summarize_trap(run.calls);
+  const auto trap = analysis::summarize_trap(run.calls);
   if (!trap.empty()) {
     const auto& t = trap.front();
     in = {t.hits, t.cold, t.hit_ttft_ms, t.cold_ttft_ms};

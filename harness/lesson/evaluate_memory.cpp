@@ -1,9 +1,9 @@
 // The context-window and cache-type labs: memory against num_ctx and between cache types.
 #include <fmt/format.h>
 
+#include "harness/analysis/conditions.h"
+#include "harness/analysis/memory.h"
 #include "harness/lesson/evaluate.h"
-#include "harness/report/memory.h"
-#include "harness/report/summary.h"
 
 namespace kvbench::lesson {
 
@@ -24,9 +24,9 @@ std::optional<double> per_token(const std::optional<std::uint64_t>& bytes, std::
 
 LabOutcome evaluate_context_window(const results::LoadedRun& run) {
   LabOutcome out{"context-window", {}, {}, {}, nlohmann::json::object()};
-  const auto mem = report::analyze_memory(run.run);
-  const report::BlockMemoryRow* lo = nullptr;
-  const report::BlockMemoryRow* hi = nullptr;
+  const auto mem = analysis::analyze_memory(run.run);
+  const analysis::BlockMemoryRow* lo = nullptr;
+  const analysis::BlockMemoryRow* hi = nullptr;
   std::optional<double> arith;
   std::string type;
   for (const auto& b : mem.blocks) {
@@ -110,7 +110,7 @@ std::optional<double> api_ps_saving(const nlohmann::json& run, int num_ctx) {
 
 LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
   LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
-  const auto mem = report::analyze_memory(run.run);
+  const auto mem = analysis::analyze_memory(run.run);
   for (const auto& b : mem.blocks) {
     const auto logged = per_token(b.kv_logged_bytes, b.cells);
     const auto arith = per_token(b.kv_arithmetic_bytes, b.cells);
@@ -151,7 +151,7 @@ LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
     }
   }
   add_check(out, "cache_ratio", check_relative(in));
-  for (const auto& row : report::summarize_conditions(run.calls)) {
+  for (const auto& row : analysis::summarize_conditions(run.calls)) {
     out.notes.push_back(fmt::format(
         "{} at {} prompt tokens: median TTFT {:.1f} ms, decode {:.1f} tok/s (shown, not judged)",
         row.cache_type, row.prompt_tokens, row.ttft_ms.median, row.decode_tps.median));

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/memory.h"
 #include "harness/gguf/model_shape.h"
 #include "harness/kv/kv_arith.h"
-#include "harness/report/memory.h"
 
 namespace kvbench::report {
 
@@ -78,7 +78,7 @@ std::string measured_sentence(const json& c, int level) {
 }  // namespace
 
 std::optional<std::uint64_t> capacity_kv_bytes(const json& capacity, int conversations) {
-  const auto shape = shape_from_run(capacity);  // capacity.json has run.json's "model"
+  const auto shape = analysis::shape_from_run(capacity);  // capacity.json has run.json's "model"
   if (!shape || conversations < 1) {
     return std::nullopt;
   }

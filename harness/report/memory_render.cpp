@@ -7,6 +7,13 @@
 
 namespace kvbench::report {
 
+using analysis::BlockMemoryRow;
+using analysis::CtxSweep;
+using analysis::kSlopeTolerance;
+using analysis::kUpFrontFraction;
+using analysis::SlopeFit;
+using analysis::TypeComparison;
+
 using nlohmann::json;
 
 namespace {

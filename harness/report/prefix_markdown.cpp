@@ -8,6 +8,12 @@
 
 namespace kvbench::report {
 
+using analysis::kRatioTolerance;
+using analysis::overall_verdict;
+using analysis::PairResult;
+using analysis::PositionSummary;
+using analysis::TrapSummary;
+
 namespace {
 
 using nlohmann::json;
@@ -193,15 +199,6 @@ json ci_json(const std::optional<stats::Interval>& ci) {
 }
 
 }  // namespace
-
-PrefixReport prefix_report(const std::vector<CallRecord>& calls, const nlohmann::json& figures) {
-  PrefixReport r;
-  r.counts = count_pairs(calls);
-  r.pairs = collect_pairs(calls);
-  r.positions = summarize_positions(r.pairs, figures);
-  r.trap = summarize_trap(calls);
-  return r;
-}
 
 void write_prefix_markdown(std::ostream& out, const PrefixReport& report) {
   const auto& counts = report.counts;

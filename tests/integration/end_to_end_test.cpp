@@ -11,8 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/analysis/conditions.h"
 #include "harness/process/child.h"
-#include "harness/report/summary.h"
 #include "tests/integration/harness.h"
 
 namespace kvbench::itest {
@@ -69,7 +69,9 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
       ttft[c.prompt_tokens].push_back(*c.client.ttft_ms);
     }
   }
-  const auto median = [](std::vector<double> v) { return report::quartiles(std::move(v)).median; };
+  const auto median = [](std::vector<double> v) {
+    return analysis::quartiles(std::move(v)).median;
+  };
   EXPECT_LT(median(ttft[256]), median(ttft[1024]));
   EXPECT_LT(median(ttft[1024]), median(ttft[2048]));
   expect_no_server_left(run);

@@ -11,6 +11,8 @@
 namespace kvbench::report {
 namespace {
 
+using namespace analysis;  // the statistics these printers print
+
 using nlohmann::json;
 using ::testing::HasSubstr;
 

@@ -13,6 +13,8 @@
 namespace kvbench::report {
 namespace {
 
+using namespace analysis;  // the statistics these printers print
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 

@@ -10,6 +10,8 @@
 namespace kvbench::report {
 namespace {
 
+using namespace analysis;  // the statistics these printers print
+
 using ::testing::HasSubstr;
 
 // A read of `tokens` tokens of which `reused` came from the cache, at `ms_per_token`.
