@@ -1,7 +1,8 @@
-// `kvbench gate` on the real llama-server: identical variants pass, a planted regression (the
-// candidate serves a model twice as deep and wide) fails with the effect in the right direction,
-// and the same change the other way round passes as an improvement. Each writes its verdict to
-// stdout, gate.json, gate.md and JUnit XML, and exits 0 (pass) or 1 (fail).
+// `kvbench gate` on the real llama-server: identical variants raise no false alarm, a planted
+// regression (the candidate serves a model twice as deep and wide) fails with the effect in the
+// right direction, and the same change the other way round passes as an improvement. Each writes
+// its verdict to stdout, gate.json, gate.md and JUnit XML, and exits 0 (pass), 1 (fail) or 3
+// (inconclusive).
 //
 // Sizes and limits come from measurements on a quiet 2-core VM (synthetic:lesson, one server
 // thread, 256 prompt tokens, 64 decoded): TTFT varies about 2 % from call to call, but the decode
@@ -84,15 +85,30 @@ const nlohmann::json& entry(const nlohmann::json& gate, const std::string& metri
   throw std::runtime_error("no gate entry for " + metric);
 }
 
-TEST(GateOnServer, IdenticalVariantsPass) {
+// Identical variants must never FAIL. On this VM they cannot always PASS either: between server
+// starts the decode rate swings so much (llama-server alone: 112-192 tok/s over 16 calls) that
+// after 6 sets one A/A run read decode -15.1 % [-30.1, +3.1]; its slowdown bound reached past the
+// 25 % margin, so the gate said INCONCLUSIVE, which is its honest answer. The gate's false-alarm
+// and pass rates are checked by simulation (tests/gate/monte_carlo_test.cpp).
+TEST(GateOnServer, IdenticalVariantsRaiseNoFalseAlarm) {
   const auto g = run_gate("aa", "synthetic:lesson", "synthetic:lesson");
-  EXPECT_EQ(g.result.exit_code, 0) << g.result.out << g.result.err;
-  EXPECT_EQ(g.gate.at("overall"), "PASS") << g.gate.dump(1);
-  EXPECT_THAT(g.result.out, HasSubstr("PASS decode_tps candidate vs baseline"));
-  EXPECT_THAT(g.result.out, HasSubstr("PASS ttft_ms candidate vs baseline"));
+  EXPECT_NE(g.result.exit_code, 1) << g.result.out << g.result.err;
+  for (const char* metric : {"decode_tps", "ttft_ms"}) {
+    EXPECT_NE(entry(g.gate, metric).at("verdict"), "FAIL") << metric << ": " << g.gate.dump(1);
+  }
+  EXPECT_THAT(g.result.out, Not(HasSubstr("FAIL decode_tps")));
+  EXPECT_THAT(g.result.out, Not(HasSubstr("FAIL ttft_ms")));
   EXPECT_THAT(g.junit, HasSubstr("tests=\"2\""));
-  EXPECT_THAT(g.junit, Not(HasSubstr("<failure")));
   EXPECT_EQ(g.step_summary, g.markdown);
+  if (g.gate.at("overall") == "PASS") {
+    EXPECT_EQ(g.result.exit_code, 0);
+    EXPECT_THAT(g.result.out, HasSubstr("PASS decode_tps candidate vs baseline"));
+    EXPECT_THAT(g.result.out, HasSubstr("PASS ttft_ms candidate vs baseline"));
+    EXPECT_THAT(g.junit, Not(HasSubstr("<failure")));
+  } else {
+    EXPECT_EQ(g.gate.at("overall"), "INCONCLUSIVE") << g.gate.dump(1);
+    EXPECT_EQ(g.result.exit_code, 3);
+  }
 }
 
 TEST(GateOnServer, PlantedRegressionFailsInTheRightDirection) {
