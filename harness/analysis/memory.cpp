@@ -40,28 +40,29 @@ std::optional<std::uint64_t> arithmetic_bytes_per_token(
 // The slots the block's server held, each with num_ctx: a managed Ollama's num_parallel, else a
 // concurrent llama-server block's slots (-np), else one; nullopt for an attached Ollama running
 // concurrent calls (num_parallel null: its OLLAMA_NUM_PARALLEL is unknown).
-std::optional<std::uint32_t> server_slots(const json& b) {
+std::optional<std::uint32_t> server_slots(const results::BlockInfo& b) {
   const auto count = [](const json& v) -> std::optional<std::uint32_t> {
     if (v.is_number_integer() && v.get<std::int64_t>() >= 1) {
       return static_cast<std::uint32_t>(v.get<std::int64_t>());
     }
     return std::nullopt;
   };
-  if (const auto it = b.find("num_parallel"); it != b.end()) {
+  if (const auto it = b.detail.find("num_parallel"); it != b.detail.end()) {
     return count(*it);
   }
-  const auto it = b.find("slots");
-  return it != b.end() ? count(*it).value_or(1U) : 1U;
+  return b.slots ? count(*b.slots).value_or(1U) : 1U;
 }
 
-BlockMemoryRow row_of(const json& b, const std::optional<gguf::ModelShape>& shape) {
+BlockMemoryRow row_of(const results::BlockInfo& info,
+                      const std::optional<gguf::ModelShape>& shape) {
+  const json& b = info.detail;
   BlockMemoryRow r;
-  r.index = b.value("index", 0);
-  r.num_ctx = b.value("num_ctx", 0);
-  const auto slots = server_slots(b);
+  r.index = info.index;
+  r.num_ctx = info.num_ctx;
+  const auto slots = server_slots(info);
   const auto ctx = static_cast<std::uint64_t>(std::max(r.num_ctx, 0));
   r.cells = kv::cache_cells({ctx * slots.value_or(1), slots.value_or(1), false});
-  r.cache_type = b.value("cache_type", "");
+  r.cache_type = info.cache_type;
   r.kv_logged_bytes = get_u64(b, "kv_bytes_logged");
   if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type); bpt && slots) {
     r.kv_arithmetic_bytes = *bpt * r.cells;
@@ -76,7 +77,7 @@ BlockMemoryRow row_of(const json& b, const std::optional<gguf::ModelShape>& shap
   if (b.contains("memory") && b["memory"].is_object()) {
     r.ollama_size_bytes = get_u64(b["memory"], "size_bytes");
   }
-  r.notes = b.value("memory_notes", std::vector<std::string>{});
+  r.notes = info.memory_notes;
   return r;
 }
 
@@ -163,17 +164,6 @@ std::vector<TypeComparison> compare_types(const std::vector<BlockMemoryRow>& row
 
 }  // namespace
 
-std::optional<gguf::ModelShape> shape_from_run(const json& run) {
-  if (!run.contains("model") || !run["model"].contains("shape")) {
-    return std::nullopt;
-  }
-  const auto s = run["model"]["shape"].get<gguf::ModelShape>();
-  if (s.n_layer == 0 || s.n_head_kv == 0 || s.head_dim_k == 0) {
-    return std::nullopt;
-  }
-  return s;
-}
-
 std::optional<SlopeFit> fit_slope(const std::string& measure, const std::vector<double>& cells,
                                   const std::vector<double>& ys,
                                   const std::optional<gguf::ModelShape>& shape) {
@@ -227,13 +217,12 @@ std::optional<SlopeFit> fit_slope(const std::string& measure, const std::vector<
   return f;
 }
 
-MemoryAnalysis analyze_memory(const json& run) {
+MemoryAnalysis analyze_memory(const results::RunManifest& run) {
   MemoryAnalysis a;
-  a.shape = shape_from_run(run);
-  for (const auto& b : run.value("blocks", json::array())) {
-    if (b.contains("memory_after_load") || b.contains("kv_bytes_logged") ||
-        b.contains("memory_notes") ||
-        b.value("/memory/size_bytes"_json_pointer, json()).is_number()) {
+  a.shape = run.shape();
+  for (const auto& b : run.blocks) {
+    if (b.has("memory_after_load") || b.has("kv_bytes_logged") || !b.memory_notes.empty() ||
+        b.object("memory").value("size_bytes", json()).is_number()) {
       a.blocks.push_back(row_of(b, a.shape));
     }
   }

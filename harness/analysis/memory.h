@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/gguf/model_shape.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::analysis {
 
@@ -73,9 +74,6 @@ struct MemoryAnalysis {
   std::vector<TypeComparison> comparisons;
 };
 
-// The KV-relevant shape in run.json's model.shape; std::nullopt when absent.
-std::optional<gguf::ModelShape> shape_from_run(const nlohmann::json& run);
-
 // Fits `ys` (bytes) against `cells`: OLS with an intercept when there are 3+ points and 2+
 // distinct cells (95% CI of the slope), a two-point slope for 2; std::nullopt otherwise.
 // The arithmetic of every type of `shape` is compared with the slope.
@@ -83,6 +81,6 @@ std::optional<SlopeFit> fit_slope(const std::string& measure, const std::vector<
                                   const std::vector<double>& ys,
                                   const std::optional<gguf::ModelShape>& shape);
 
-MemoryAnalysis analyze_memory(const nlohmann::json& run);
+MemoryAnalysis analyze_memory(const results::RunManifest& run);
 
 }  // namespace kvbench::analysis

@@ -14,6 +14,7 @@
 #include "harness/lesson/render.h"
 #include "harness/process/run_capture.h"
 #include "harness/process/signals.h"
+#include "harness/report/summary.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
 #include "harness/servers/sessions.h"
@@ -76,7 +77,10 @@ lesson::LabRun run_lab(const lesson::Lab& lab, const scenario::Scenario& s,
   try {
     const auto summary = servers::run_scenario(s, ro);
     out.run_dir = summary.run_dir.string();
-    out.outcome = lesson::evaluate_lab(lab.id, results::load_run(summary.run_dir));
+    auto loaded = results::load_run(summary.run_dir);
+    out.outcome = lesson::evaluate_lab(
+        lab.id, report::build_report(std::move(loaded.run), std::move(loaded.calls),
+                                     std::move(loaded.warnings)));
     if (!summary.complete) {
       out.outcome.notes.push_back("the run is incomplete");
     }

@@ -9,10 +9,10 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   in.dir = dir;
   in.loaded = results::load_run(dir);
   const auto& run = in.loaded.run;
-  if (!run.contains("scenario") || !run["scenario"].is_object()) {
+  if (!run.scenario.is_object() || run.scenario.empty()) {
     throw InputError((dir / "run.json").string() + ": no \"scenario\" object: not a kvbench run");
   }
-  in.scenario = scenario::parse_scenario(run["scenario"].dump(), (dir / "run.json").string());
+  in.scenario = scenario::parse_scenario(run.scenario.dump(), (dir / "run.json").string());
   for (const auto& v : in.scenario.variants) {
     in.variants.push_back(v.name);
   }
@@ -22,13 +22,12 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
     return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
                                                                   : std::string{};
   };
-  in.session.run_id = text(run, "run_id");
-  in.session.recorded_at = text(run, "started");
+  in.session.run_id = run.run_id;
+  in.session.recorded_at = run.started;
   in.session.scenario_name = in.scenario.name;
-  in.session.scenario_hash = text(run, "scenario_hash");
-  in.session.git_revision = text(run.value("kvbench", nlohmann::json::object()), "git_revision");
-  const auto machine = run.value("machine", nlohmann::json::object());
-  in.session.machine = text(machine, "hostname") + " / " + text(machine, "cpu_model");
+  in.session.scenario_hash = run.scenario_hash;
+  in.session.git_revision = run.kvbench.git_revision;
+  in.session.machine = text(run.machine, "hostname") + " / " + text(run.machine, "cpu_model");
   in.session.run_dir = std::filesystem::absolute(dir).lexically_normal().string();
   if (in.session.run_id.empty() || in.session.scenario_hash.empty()) {
     throw InputError((dir / "run.json").string() + ": no run_id or scenario_hash");

@@ -65,12 +65,10 @@ std::string seconds(double ms) {
   return fmt::format("{:.3g} s", ms / 1000);
 }
 
-LabOutcome evaluate_prompt_length(const results::LoadedRun& run) {
+LabOutcome evaluate_prompt_length(const report::RunReport& run) {
   LabOutcome out{"prompt-length", {}, {}, {}, nlohmann::json::object()};
-  const auto a = analysis::analyze(
-      run.calls,
-      run.run.value("scenario", nlohmann::json::object()).value("seed", std::uint64_t{1}));
-  const auto rows = analysis::summarize_conditions(run.calls);
+  const auto& a = run.analysis;
+  const auto& rows = run.conditions;
   TtftInput ttft;
   const auto t = prompt_slope(a, "ttft_ms");
   ttft.slope_ms_per_ktok = t.slope;
@@ -173,10 +171,10 @@ void add_reuse(LabOutcome& out, const analysis::PositionSummary& row,
   }
 }
 
-LabOutcome evaluate_prefix_reuse(const results::LoadedRun& run) {
+LabOutcome evaluate_prefix_reuse(const report::RunReport& run) {
   LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
-  const auto pairs = analysis::collect_pairs(run.calls);
-  const auto rows = analysis::summarize_positions(pairs, figures());
+  const auto& pairs = run.prefix.pairs;
+  const auto& rows = run.prefix.positions;  // against the lesson's figures
   std::vector<std::pair<double, double>> points;
   for (const auto& row : rows) {
     if (row.one_minus_f && row_ratio(row)) {
@@ -209,10 +207,10 @@ LabOutcome evaluate_prefix_reuse(const results::LoadedRun& run) {
   return out;
 }
 
-LabOutcome evaluate_repeated_prompt(const results::LoadedRun& run) {
+LabOutcome evaluate_repeated_prompt(const report::RunReport& run) {
   LabOutcome out{"repeated-prompt", {}, {}, {}, nlohmann::json::object()};
   TrapInput in;
-  const auto trap = analysis::summarize_trap(run.calls);
+  const auto& trap = run.prefix.trap;
   if (!trap.empty()) {
     const auto& t = trap.front();
     in = {t.hits, t.cold, t.hit_ttft_ms, t.cold_ttft_ms};
@@ -259,7 +257,7 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
   return out;
 }
 
-LabOutcome evaluate_lab(const std::string& lab, const results::LoadedRun& run) {
+LabOutcome evaluate_lab(const std::string& lab, const report::RunReport& run) {
   if (lab == "prompt-length") {
     return evaluate_prompt_length(run);
   }

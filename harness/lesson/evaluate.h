@@ -1,7 +1,8 @@
 #pragma once
 // From one lab's run to what the lesson report shows: a measured value beside each of the
 // lesson's figures for that lab, and the lab's shape checks with their verdicts. Pure: a loaded
-// run in, numbers and words out.
+// run's report (report::build_report: the same statistics `kvbench report` prints) in, numbers
+// and words out.
 
 #include <map>
 #include <string>
@@ -10,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/lesson/checks.h"
-#include "harness/results/results.h"
+#include "harness/report/summary.h"
 
 namespace kvbench::lesson {
 
@@ -30,7 +31,7 @@ struct LabOutcome {
 };
 
 // Evaluates the run of lab `lab` (an id of labs()). Throws kvbench::Error for an unknown id.
-LabOutcome evaluate_lab(const std::string& lab, const results::LoadedRun& run);
+LabOutcome evaluate_lab(const std::string& lab, const report::RunReport& run);
 
 // Every lab's outcome when its run is missing or failed to start: each check inconclusive with
 // `why`.
@@ -40,8 +41,8 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why);
 std::vector<std::pair<std::string, std::string>> lab_checks(const std::string& lab);
 
 // Part of evaluate_lab (evaluate_memory.cpp): the context-window and cache-type labs.
-LabOutcome evaluate_context_window(const results::LoadedRun& run);
-LabOutcome evaluate_cache_type(const results::LoadedRun& run);
+LabOutcome evaluate_context_window(const report::RunReport& run);
+LabOutcome evaluate_cache_type(const report::RunReport& run);
 
 // Adds check `id` of `out.lab` with its claim from lab_checks().
 void add_check(LabOutcome& out, const std::string& id, CheckResult result);

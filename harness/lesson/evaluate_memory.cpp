@@ -22,9 +22,9 @@ std::optional<double> per_token(const std::optional<std::uint64_t>& bytes, std::
 }
 }  // namespace
 
-LabOutcome evaluate_context_window(const results::LoadedRun& run) {
+LabOutcome evaluate_context_window(const report::RunReport& run) {
   LabOutcome out{"context-window", {}, {}, {}, nlohmann::json::object()};
-  const auto mem = analysis::analyze_memory(run.run);
+  const auto& mem = run.memory;
   const analysis::BlockMemoryRow* lo = nullptr;
   const analysis::BlockMemoryRow* hi = nullptr;
   std::optional<double> arith;
@@ -86,16 +86,15 @@ LabOutcome evaluate_context_window(const results::LoadedRun& run) {
 
 // Ollama logs no KV buffer, but the /api/ps sizes of one model loaded at one num_ctx with f16 and
 // with q8_0 differ by exactly the KV bytes q8_0 saves. Nothing unless both were measured.
-std::optional<double> api_ps_saving(const nlohmann::json& run, int num_ctx) {
+std::optional<double> api_ps_saving(const results::RunManifest& run, int num_ctx) {
   std::optional<double> f16;
   std::optional<double> q8;
-  for (const auto& b : run.value("blocks", nlohmann::json::array())) {
-    const auto mem = b.value("memory", nlohmann::json::object());
-    if (b.value("num_ctx", 0) != num_ctx || !mem.contains("size_bytes") ||
-        !mem["size_bytes"].is_number()) {
+  for (const auto& b : run.blocks) {
+    const auto& mem = b.object("memory");
+    if (b.num_ctx != num_ctx || !mem.contains("size_bytes") || !mem["size_bytes"].is_number()) {
       continue;
     }
-    const auto type = b.value("cache_type", std::string{});
+    const auto& type = b.cache_type;
     if (type == "f16") {
       f16 = mem["size_bytes"].get<double>();
     } else if (type == "q8_0") {
@@ -108,9 +107,9 @@ std::optional<double> api_ps_saving(const nlohmann::json& run, int num_ctx) {
   return *f16 - *q8;
 }
 
-LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
+LabOutcome evaluate_cache_type(const report::RunReport& run) {
   LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
-  const auto mem = analysis::analyze_memory(run.run);
+  const auto& mem = run.memory;
   for (const auto& b : mem.blocks) {
     const auto logged = per_token(b.kv_logged_bytes, b.cells);
     const auto arith = per_token(b.kv_arithmetic_bytes, b.cells);
@@ -132,10 +131,11 @@ LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
       }
     }
   }
-  const auto per_token_kv = run.run.value("model", nlohmann::json::object())
-                                .value("kv_bytes_per_token", nlohmann::json::object());
-  const auto ctx = run.run.value("scenario", nlohmann::json::object())
-                       .value("factors", nlohmann::json::object())
+  const auto per_token_kv =
+      run.run.model.is_object()
+          ? run.run.model.value("kv_bytes_per_token", nlohmann::json::object())
+          : nlohmann::json::object();
+  const auto ctx = run.run.scenario.value("factors", nlohmann::json::object())
                        .value("num_ctx", std::vector<int>{});
   if ((!in.measured || !in.expected) && ctx.size() == 1 && per_token_kv.contains("f16") &&
       per_token_kv.contains("q8_0")) {
@@ -151,7 +151,7 @@ LabOutcome evaluate_cache_type(const results::LoadedRun& run) {
     }
   }
   add_check(out, "cache_ratio", check_relative(in));
-  for (const auto& row : analysis::summarize_conditions(run.calls)) {
+  for (const auto& row : run.conditions) {
     out.notes.push_back(fmt::format(
         "{} at {} prompt tokens: median TTFT {:.1f} ms, decode {:.1f} tok/s (shown, not judged)",
         row.cache_type, row.prompt_tokens, row.ttft_ms.median, row.decode_tps.median));

@@ -78,7 +78,8 @@ std::string measured_sentence(const json& c, int level) {
 }  // namespace
 
 std::optional<std::uint64_t> capacity_kv_bytes(const json& capacity, int conversations) {
-  const auto shape = analysis::shape_from_run(capacity);  // capacity.json has run.json's "model"
+  // capacity.json has run.json's "model"
+  const auto shape = results::model_shape(capacity.value("model", json::object()));
   if (!shape || conversations < 1) {
     return std::nullopt;
   }

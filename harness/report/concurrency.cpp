@@ -17,8 +17,8 @@ std::string percentiles(const json& stats, const char* metric) {
                      m.value("p99", 0.0));
 }
 
-std::string deferred(const json& block) {
-  return block.contains("deferred") ? std::to_string(block["deferred"].get<int>()) : "-";
+std::string deferred(const results::BlockInfo& block) {
+  return block.has("deferred") ? std::to_string(block.get("deferred", 0)) : "-";
 }
 
 std::string parallel_clause(const json& block, const json& q) {
@@ -44,12 +44,12 @@ std::string parallel_clause(const json& block, const json& q) {
 
 }  // namespace
 
-std::string queue_sentence(const json& block) {
-  if (!block.contains("server_queue") || !block["server_queue"].is_object()) {
+std::string queue_sentence(const results::BlockInfo& info) {
+  const json& q = info.object("server_queue");
+  if (!info.has("server_queue") || !info.detail["server_queue"].is_object()) {
     return "";
   }
-  const json& q = block["server_queue"];
-  const int index = block.value("index", 0);
+  const int index = info.index;
   if (!q.contains("waited")) {
     return fmt::format(
         "block {}: the server reported no durations, so where calls waited is not known.", index);
@@ -70,7 +70,7 @@ std::string queue_sentence(const json& block) {
         index, waited, q.value("calls", 0), w.value("p50", 0.0), w.value("p90", 0.0), served,
         in_flight);
   }
-  if (const std::string p = parallel_clause(block, q); !p.empty()) {
+  if (const std::string p = parallel_clause(info.detail, q); !p.empty()) {
     text += "; " + p;
   }
   text += ".";
@@ -84,15 +84,12 @@ std::string queue_sentence(const json& block) {
   return text;
 }
 
-void write_concurrency_markdown(std::ostream& out, const json& run) {
-  if (!run.contains("blocks") || !run["blocks"].is_array()) {
-    return;
-  }
+void write_concurrency_markdown(std::ostream& out, const results::RunManifest& run) {
   bool any = false;
   bool variants = false;
-  for (const auto& b : run["blocks"]) {
-    any = any || b.contains("concurrency");
-    variants = variants || b.contains("variant");
+  for (const auto& b : run.blocks) {
+    any = any || b.has("concurrency");
+    variants = variants || !b.variant.empty();
   }
   if (!any) {
     return;
@@ -105,22 +102,22 @@ void write_concurrency_markdown(std::ostream& out, const json& run) {
          "tok/s | decode tok/s | TTFT ms | inter-token ms |\n"
       << "|---:" << (variants ? "|---" : "")
       << "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
-  for (const auto& b : run["blocks"]) {
-    if (!b.contains("concurrency")) {
+  for (const auto& b : run.blocks) {
+    if (!b.has("concurrency")) {
       continue;
     }
-    const json& s = b["concurrency"];
-    out << fmt::format("| {} ", b.value("index", 0))
-        << (variants ? fmt::format("| {} ", b.value("variant", std::string("-"))) : "")
+    const json& s = b.object("concurrency");
+    out << fmt::format("| {} ", b.index)
+        << (variants ? fmt::format("| {} ", b.variant.empty() ? std::string("-") : b.variant) : "")
         << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n",
-                       b.value("num_ctx", 0), b.value("cache_type", std::string("-")),
-                       b.value("slots", 0), s.value("ok", 0), s.value("refused", 0),
+                       b.num_ctx, b.cache_type.empty() ? std::string("-") : b.cache_type,
+                       b.slots.value_or(0), s.value("ok", 0), s.value("refused", 0),
                        s.value("failed", 0), deferred(b), s.value("max_in_flight", 0),
                        s.value("prompt_tok_per_s", 0.0), s.value("decode_tok_per_s", 0.0),
                        percentiles(s, "ttft_ms"), percentiles(s, "itl_ms"));
   }
   bool first = true;
-  for (const auto& b : run["blocks"]) {
+  for (const auto& b : run.blocks) {
     const std::string q = queue_sentence(b);
     if (q.empty()) {
       continue;

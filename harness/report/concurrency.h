@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/results/manifest.h"
+
 namespace kvbench::report {
 
 // Writes "## Concurrency" and a table of every block of `run` that has "concurrency" statistics:
@@ -15,12 +17,12 @@ namespace kvbench::report {
 // max in flight, prompt and decode tok/s, TTFT and inter-token p50 / p90 / p99; then one line
 // per block with a "server_queue" (Ollama, see queue_sentence). Writes nothing when no block has
 // them.
-void write_concurrency_markdown(std::ostream& out, const nlohmann::json& run);
+void write_concurrency_markdown(std::ostream& out, const results::RunManifest& run);
 
 // What a block's "server_queue" found, as a sentence naming the block: how many calls waited
 // inside the server and for how long, the most it served at once against the most in flight,
 // what that says about OLLAMA_NUM_PARALLEL ("num_parallel" of the block: set by kvbench, or
 // null when attached), and the load_duration Ollama reported for the waits. Empty without one.
-std::string queue_sentence(const nlohmann::json& block);
+std::string queue_sentence(const results::BlockInfo& block);
 
 }  // namespace kvbench::report

@@ -206,9 +206,8 @@ void write_descriptive(std::ostream& out, const Analysis& a) {
 
 }  // namespace
 
-std::string baseline_variant(const nlohmann::json& run) {
-  const auto& sc = run.value("scenario", nlohmann::json::object());
-  return sc.value("gate", nlohmann::json::object()).value("baseline", "");
+std::string baseline_variant(const results::RunManifest& run) {
+  return run.scenario.value("gate", nlohmann::json::object()).value("baseline", "");
 }
 
 void write_effects_markdown(std::ostream& out, const Analysis& a) {

@@ -144,37 +144,35 @@ void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSum
 
 }  // namespace
 
-RunReport build_report(json run, std::vector<CallRecord> calls, std::vector<std::string> warnings) {
+RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
+                       std::vector<std::string> warnings) {
   RunReport r;
   r.run = std::move(run);
   r.calls = std::move(calls);
   r.warnings = std::move(warnings);
   r.conditions = analysis::summarize_conditions(r.calls);
   r.cache = analysis::check_cache(r.calls);
-  r.analysis = analysis::analyze(
-      r.calls, r.run.value("scenario", json::object()).value("seed", std::uint64_t{1}),
-      baseline_variant(r.run));
+  r.analysis = analysis::analyze(r.calls, r.run.seed(), baseline_variant(r.run));
   r.memory = analysis::analyze_memory(r.run);
   r.prefix = analysis::prefix_report(r.calls, lesson_figures());
   return r;
 }
 
 void write_markdown(std::ostream& out, const RunReport& report) {
-  const json& run = report.run;
+  const results::RunManifest& run = report.run;
   const auto& calls = report.calls;
-  const auto& sc = run.value("scenario", json::object());
-  out << fmt::format("# kvbench run: {}\n\n", sc.value("name", "?"));
-  out << fmt::format("- run id `{}`, {} ({} to {})\n", run.value("run_id", "?"),
-                     run.value("status", "?"), run.value("started", "?"),
-                     run.value("finished", "?"));
-  const auto& server = run.value("server", json::object());
+  const auto or_unknown = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
+  out << fmt::format("# kvbench run: {}\n\n", run.scenario.value("name", "?"));
+  out << fmt::format("- run id `{}`, {} ({} to {})\n", or_unknown(run.run_id),
+                     or_unknown(run.status), or_unknown(run.started), or_unknown(run.finished));
+  const json server = run.server.is_object() ? run.server : json::object();
   std::string version = server.value("version", "");
   version = version.substr(0, version.find('\n'));
   out << fmt::format("- server: {} ({}){}\n", server.value("kind", "?"), server.value("mode", "?"),
                      version.empty() ? "" : ", " + version);
-  const auto& model = run.value("model", json::object());
+  const json model = run.model.is_object() ? run.model : json::object();
   out << fmt::format("- model: {}\n", model.value("name", model.value("path", "?")));
-  const auto& m = run.value("machine", json::object());
+  const json m = run.machine.is_object() ? run.machine : json::object();
   if (!m.empty()) {
     out << fmt::format("- machine: {}, {} logical cores\n", m.value("cpu_model", "?"),
                        m.value("logical_cores", 0));
@@ -286,7 +284,7 @@ json to_json(const RunReport& report) {
             {"unexpected", cache.unexpected}}},
           {"memory", memory_json(report.memory)},
           {"prefix_reuse", prefix_to_json(report.prefix)},
-          {"run", report.run},
+          {"run", json(report.run)},
           {"analysis", report.analysis}};
 }
 

@@ -16,6 +16,7 @@
 #include "harness/analysis/memory.h"
 #include "harness/analysis/prefix.h"
 #include "harness/core/record.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::report {
 
@@ -25,7 +26,7 @@ using analysis::Quartiles;
 
 // One run's report: its files as read, and everything computed from them.
 struct RunReport {
-  nlohmann::json run;  // run.json
+  results::RunManifest run;  // run.json
   std::vector<CallRecord> calls;
   std::vector<std::string> warnings;  // from reading the files
   std::vector<ConditionSummary> conditions;
@@ -37,7 +38,7 @@ struct RunReport {
 
 // Computes the report once: conditions, prompt-cache check, analysis (seeded by the scenario's
 // seed, against the baseline variant), memory and prefix reuse.
-RunReport build_report(nlohmann::json run, std::vector<CallRecord> calls,
+RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings);
 
 // The whole report in Markdown: the run, the condition table, the prompt cache, effects,

@@ -102,10 +102,11 @@ LoadedRun load_run(const fs::path& run_dir) {
   if (!rj) {
     throw InputError(fmt::format("{}: not a kvbench run folder (no run.json)", run_dir.string()));
   }
-  out.run = nlohmann::json::parse(rj, nullptr, false);
-  if (out.run.is_discarded()) {
+  const auto manifest = nlohmann::json::parse(rj, nullptr, false);
+  if (manifest.is_discarded()) {
     throw InputError(fmt::format("{}: not valid JSON", run_json.string()));
   }
+  out.run = manifest_from_json(manifest, run_json.string());
   std::ifstream cj(run_dir / "calls.jsonl");
   if (!cj) {
     throw InputError(fmt::format("{}: no calls.jsonl", run_dir.string()));

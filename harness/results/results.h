@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::results {
 
@@ -39,7 +40,7 @@ class RecordWriter {
 bool cut_partial_last_line(const std::filesystem::path& path);
 
 struct LoadedRun {
-  nlohmann::json run;  // run.json
+  RunManifest run;  // run.json
   std::vector<CallRecord> calls;
   std::vector<std::string> warnings;  // e.g. a truncated last line
 };

@@ -197,8 +197,8 @@ class Driver {
 void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
                           std::uint64_t seed, backend::Backend& be,
                           http::ConcurrentTransport& transport, const Clock& clock,
-                          const ConcurrentHooks& hooks, json& info) {
-  info["slots"] = block.config.slots;
+                          const ConcurrentHooks& hooks, results::BlockInfo& info) {
+  info.slots = block.config.slots;
   std::vector<PreparedCall> ready;
   {
     AsyncWriter failures(hooks.write);
@@ -228,11 +228,11 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
     records = driver.run(writer);
   }
   if (concurrency.open_loop()) {
-    info["deferred"] = driver.deferred();
+    info.detail["deferred"] = driver.deferred();
   }
-  info["concurrency"] = load::block_stats(records);
+  info.detail["concurrency"] = load::block_stats(records);
   if (be.capabilities().queue_in_durations) {
-    info["server_queue"] = load::server_queue(records);
+    info.detail["server_queue"] = load::server_queue(records);
   }
 }
 

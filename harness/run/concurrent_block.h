@@ -17,6 +17,7 @@
 #include "harness/core/record.h"
 #include "harness/http/transport.h"
 #include "harness/plan/plan.h"
+#include "harness/results/manifest.h"
 #include "harness/run/call_records.h"
 #include "harness/scenario/concurrency.h"
 
@@ -43,6 +44,6 @@ struct ConcurrentHooks {
 void run_concurrent_block(const plan::Block& block, const scenario::Concurrency& concurrency,
                           std::uint64_t seed, backend::Backend& be,
                           http::ConcurrentTransport& transport, const Clock& clock,
-                          const ConcurrentHooks& hooks, nlohmann::json& info);
+                          const ConcurrentHooks& hooks, results::BlockInfo& info);
 
 }  // namespace kvbench::run

@@ -41,11 +41,11 @@ RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions&
     throw InputError(fmt::format("extend: {} sets: expected 1 to 100", extra_sets));
   }
   results::LoadedRun loaded = results::load_run(run_dir);
-  json run = loaded.run;
-  if (!run.contains("scenario") || !run.contains("plan")) {
+  results::RunManifest run = loaded.run;
+  if (run.scenario.empty() || run.plan.is_null()) {
     throw InputError(fmt::format("{}: run.json has no scenario or plan", run_dir.string()));
   }
-  auto s = scenario::parse_scenario(run["scenario"].dump(), (run_dir / "run.json").string());
+  auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
   if (s.variants.empty()) {
     throw InputError(fmt::format(
         "{}: the run compares no server variants: only a run with \"variants\" can be extended "
@@ -60,16 +60,16 @@ RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions&
   s.block_repeats += extra_sets;
   s.resolved = scenario::to_json(s);
   const json plan = plan::to_json(plan::make_plan(s));
-  check_prefix(run_dir, run["plan"], plan);
-  run["extended"].push_back({{"at", utc_now_rfc3339()},
-                             {"sets", extra_sets},
-                             {"sets_before", sets_before},
-                             {"blocks_before", run["plan"]["blocks"].size()},
-                             {"calls_recorded", loaded.calls.size()}});
-  run["scenario"] = s.resolved;
-  run["plan"] = plan;
-  run["status"] = "incomplete";
-  results::write_json_atomic(run_dir / "run.json", run);
+  check_prefix(run_dir, run.plan, plan);
+  run.extended.push_back({{"at", utc_now_rfc3339()},
+                          {"sets", extra_sets},
+                          {"sets_before", sets_before},
+                          {"blocks_before", run.plan.value("blocks", json::array()).size()},
+                          {"calls_recorded", loaded.calls.size()}});
+  run.scenario = s.resolved;
+  run.plan = plan;
+  run.status = "incomplete";
+  results::write_json_atomic(run_dir / "run.json", json(run));
   return resume_run(run_dir, options, ctx);
 }
 

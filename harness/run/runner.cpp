@@ -64,7 +64,7 @@ std::uint64_t fnv1a64(std::string_view s) {
 // What an interrupted run already holds.
 struct ResumeState {
   fs::path run_dir;
-  json run;
+  results::RunManifest run;
   std::set<int> done;
 };
 
@@ -81,8 +81,8 @@ class Runner {
   void start_run(const SessionInfo& found);
   void continue_run(const SessionInfo& found);
   void run_block(const plan::Block& block);
-  void run_calls(BlockServer& server, const plan::Block& block, json& info);
-  void run_concurrent(backend::Backend& be, const plan::Block& block, json& info);
+  void run_calls(BlockServer& server, const plan::Block& block, results::BlockInfo& info);
+  void run_concurrent(backend::Backend& be, const plan::Block& block, results::BlockInfo& info);
   void fail_rest_of_block(const plan::Block& block, std::size_t from, Outcome outcome,
                           const std::string& error);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
@@ -99,7 +99,7 @@ class Runner {
   std::string run_id_ = prompt::new_run_id();
   std::unique_ptr<ServerSession> session_;
   fs::path run_dir_;
-  json run_json_;
+  results::RunManifest run_json_;
   std::unique_ptr<results::RecordWriter> writer_;
   std::unique_ptr<Progress> progress_;
   std::optional<Nanos> t0_;
@@ -124,27 +124,24 @@ void Runner::start_run(const SessionInfo& found) {
   calls_.set_run_id(run_id_);
   run_dir_ = results::create_run_dir(o_.results_root, s_.name);
   const std::string scenario_text = s_.resolved.dump();
-  run_json_ = {
-      {"kvbench",
-       {{"version", kVersion}, {"git_revision", kGitRevision}, {"record_version", kRecordVersion}}},
-      {"run_id", run_id_},
-      {"status", "running"},
-      {"started", utc_now_rfc3339()},
-      {"scenario_file", s_.source},
-      {"scenario", s_.resolved},
-      {"scenario_hash", fmt::format("fnv1a64:{:016x}", fnv1a64(scenario_text))},
-      {"plan", plan::to_json(plan_)},
-      {"server", found.server},
-      {"model", found.model},
-      {"machine", measure::machine_info()},
-      {"blocks", json::array()}};
+  results::RunManifest& m = run_json_;
+  m.kvbench = {kVersion, kGitRevision, kRecordVersion};
+  m.run_id = run_id_;
+  m.status = "running";
+  m.started = utc_now_rfc3339();
+  m.scenario_file = s_.source;
+  m.scenario = s_.resolved;
+  m.scenario_hash = fmt::format("fnv1a64:{:016x}", fnv1a64(scenario_text));
+  m.plan = plan::to_json(plan_);
+  m.server = found.server;
+  m.model = found.model;
+  m.machine = measure::machine_info();
   if (!s_.variants.empty()) {
     // The resolved server spec of each variant, with what preparing it found.
-    json variants = s_.resolved.value("variants", json::array());
-    for (std::size_t i = 0; i < variants.size() && i < found.variants_found.size(); ++i) {
-      variants[i]["found"] = found.variants_found[i];
+    m.variants = s_.resolved.value("variants", json::array());
+    for (std::size_t i = 0; i < m.variants.size() && i < found.variants_found.size(); ++i) {
+      m.variants[i]["found"] = found.variants_found[i];
     }
-    run_json_["variants"] = variants;
   }
   save_run_json();
   writer_ = std::make_unique<results::RecordWriter>(run_dir_ / "calls.jsonl");
@@ -154,20 +151,22 @@ void Runner::start_run(const SessionInfo& found) {
 void Runner::continue_run(const SessionInfo& found) {
   run_dir_ = resume_->run_dir;
   run_json_ = resume_->run;
-  if (run_json_.value("plan", json()) != plan::to_json(plan_)) {
+  if (run_json_.plan != plan::to_json(plan_)) {
     throw InputError(
         fmt::format("{}: the plan in run.json does not match its scenario: this run "
                     "cannot be resumed",
                     run_dir_.string()));
   }
-  run_id_ = run_json_.value("run_id", run_id_);
+  if (!run_json_.run_id.empty()) {
+    run_id_ = run_json_.run_id;
+  }
   calls_.set_run_id(run_id_);
   done_ = resume_->done;
-  run_json_["status"] = "running";
-  run_json_["resumed"].push_back({{"at", utc_now_rfc3339()},
-                                  {"calls_recorded", done_.size()},
-                                  {"server", found.server},
-                                  {"model", found.model}});
+  run_json_.status = "running";
+  run_json_.resumed.push_back({{"at", utc_now_rfc3339()},
+                               {"calls_recorded", done_.size()},
+                               {"server", found.server},
+                               {"model", found.model}});
   save_run_json();
   results::cut_partial_last_line(run_dir_ / "calls.jsonl");
   writer_ = std::make_unique<results::RecordWriter>(run_dir_ / "calls.jsonl");
@@ -175,7 +174,7 @@ void Runner::continue_run(const SessionInfo& found) {
 }
 
 void Runner::save_run_json() {
-  results::write_json_atomic(run_dir_ / "run.json", run_json_);
+  results::write_json_atomic(run_dir_ / "run.json", json(run_json_));
 }
 
 // In a concurrent block this runs on the block's writer thread while the driver thread only
@@ -192,10 +191,10 @@ double Runner::elapsed_s(Nanos now) {
   if (!t0_) {
     // Elapsed time counts from the run's first call, across a resume too.
     const double epoch_now = std::chrono::duration<double>(ctx_.wall_clock.now()).count();
-    if (!run_json_.contains("first_call_epoch_s")) {
-      run_json_["first_call_epoch_s"] = epoch_now;
+    if (!run_json_.first_call_epoch_s) {
+      run_json_.first_call_epoch_s = epoch_now;
     }
-    const double since_first = epoch_now - run_json_["first_call_epoch_s"].get<double>();
+    const double since_first = epoch_now - *run_json_.first_call_epoch_s;
     t0_ = now - std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(since_first));
   }
   return std::chrono::duration<double>(now - *t0_).count();
@@ -233,18 +232,17 @@ void Runner::fail_rest_of_block(const plan::Block& block, std::size_t from, Outc
 }
 
 void Runner::run_block(const plan::Block& block) {
-  json info = {{"index", block.index},
-               {"replica", block.replica},
-               {"num_ctx", block.config.num_ctx},
-               {"cache_type", block.config.cache_type}};
-  if (!block.config.variant.empty()) {
-    info["variant"] = block.config.variant;
-  }
+  results::BlockInfo info;
+  info.index = block.index;
+  info.replica = block.replica;
+  info.num_ctx = block.config.num_ctx;
+  info.cache_type = block.config.cache_type;
+  info.variant = block.config.variant;
   std::unique_ptr<BlockServer> server;
   try {
     server = session_->open(block, run_dir_, info);
   } catch (const Error& e) {
-    info["error"] = e.what();
+    info.error = e.what();
     progress_->note(fmt::format("block {}: the server did not start: {}", block.index, e.what()));
     fail_rest_of_block(block, 0, Outcome::server_start_error, e.what());
   }
@@ -257,11 +255,11 @@ void Runner::run_block(const plan::Block& block) {
     }
     server->close(info);
   }
-  run_json_["blocks"].push_back(info);
+  run_json_.blocks.push_back(std::move(info));
   save_run_json();
 }
 
-void Runner::run_calls(BlockServer& server, const plan::Block& block, json& info) {
+void Runner::run_calls(BlockServer& server, const plan::Block& block, results::BlockInfo& info) {
   int restarts = 0;
   for (std::size_t i = 0; i < block.calls.size(); ++i) {
     const auto& call = block.calls[i];
@@ -275,20 +273,21 @@ void Runner::run_calls(BlockServer& server, const plan::Block& block, json& info
     const CallRecord r = run_call(server.backend(), call, block);
     write_record(r);
     server.after_call(call);
-    json restart = {{"after_seq", call.seq}};
+    results::ServerRestart restart;
+    restart.after_seq = call.seq;
     if (r.ok() || !server.died(restart)) {
       continue;
     }
     // The server died: restart it (bounded), or give the rest of the block up.
     if (++restarts <= kMaxRestarts && server.restart(restart)) {
       slot_ids_.clear();
-      info["restarts"].push_back(restart);
-      progress_->note(fmt::format("block {}: the server died ({}); restarted", block.index,
-                                  restart.value("exit", std::string())));
+      info.restarts.push_back(restart);
+      progress_->note(
+          fmt::format("block {}: the server died ({}); restarted", block.index, restart.exit));
       continue;
     }
-    restart["gave_up"] = true;
-    info["restarts"].push_back(restart);
+    restart.gave_up = true;
+    info.restarts.push_back(restart);
     fail_rest_of_block(
         block, i + 1, Outcome::server_died,
         fmt::format("the server died and {} restarts did not bring it back", kMaxRestarts));
@@ -296,7 +295,8 @@ void Runner::run_calls(BlockServer& server, const plan::Block& block, json& info
   }
 }
 
-void Runner::run_concurrent(backend::Backend& be, const plan::Block& block, json& info) {
+void Runner::run_concurrent(backend::Backend& be, const plan::Block& block,
+                            results::BlockInfo& info) {
   ConcurrentHooks hooks;
   hooks.prepare = [&](const plan::PlannedCall& call) { return calls_.prepare(be, call, block); };
   hooks.elapsed_s = [&](Nanos now) { return elapsed_s(now); };
@@ -324,9 +324,9 @@ RunSummary Runner::run() {
   }
   summary_.complete = !process::stop_requested() &&
                       done_.size() + static_cast<std::size_t>(summary_.calls) == plan_.call_count();
-  run_json_["status"] = summary_.complete ? "complete" : "incomplete";
-  run_json_["finished"] = utc_now_rfc3339();
-  run_json_["summary"] = {
+  run_json_.status = summary_.complete ? "complete" : "incomplete";
+  run_json_.finished = utc_now_rfc3339();
+  run_json_.summary = {
       {"calls", summary_.calls}, {"failed", summary_.failed}, {"flagged", summary_.flagged}};
   save_run_json();
   return summary_;
@@ -347,11 +347,11 @@ RunSummary resume_run(const fs::path& run_dir, const RunOptions& options, RunCon
   for (const auto& r : loaded.calls) {
     state.done.insert(r.seq);
   }
-  if (!state.run.contains("scenario")) {
+  if (state.run.scenario.empty()) {
     throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));
   }
   const auto s = with_overrides(
-      scenario::parse_scenario(state.run["scenario"].dump(), (run_dir / "run.json").string()),
+      scenario::parse_scenario(state.run.scenario.dump(), (run_dir / "run.json").string()),
       options);
   Runner runner(s, options, ctx, std::move(state));
   return runner.run();

@@ -14,6 +14,7 @@
 
 #include "harness/backend/backend.h"
 #include "harness/plan/plan.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::run {
 
@@ -31,17 +32,17 @@ class BlockServer {
   // nothing is known.
   virtual std::vector<int> slot_ids() const { return {}; }
   // After a failed call: whether a server this block started has exited. If so, fills
-  // `restart` with how ("exit") and when ("at"); its memory figures are then dropped. A server
+  // `restart` with how (exit) and when (at); its memory figures are then dropped. A server
   // kvbench did not start (attached), or one the kind cannot restart, never died here.
-  virtual bool died(nlohmann::json& restart) = 0;
-  // Starts the server again after died(), once; fills "url" on success or "error". Returns
-  // whether it answers again.
-  virtual bool restart(nlohmann::json& restart) = 0;
+  virtual bool died(results::ServerRestart& restart) = 0;
+  // Starts the server again after died(), once; fills url on success or error. Returns whether
+  // it answers again.
+  virtual bool restart(results::ServerRestart& restart) = 0;
   // After each call of a sequential block (memory probes).
   virtual void after_call(const plan::PlannedCall& call) = 0;
   // Adds the block's end state to `info` (memory at the end and the like) and stops a managed
   // server.
-  virtual void close(nlohmann::json& info) = 0;
+  virtual void close(results::BlockInfo& info) = 0;
 };
 
 // What run.json records of the run's servers.
@@ -69,7 +70,7 @@ class ServerSession {
   // Error when the server does not start or answer; `info` keeps what was learned by then.
   virtual std::unique_ptr<BlockServer> open(const plan::Block& block,
                                             const std::filesystem::path& run_dir,
-                                            nlohmann::json& info) = 0;
+                                            results::BlockInfo& info) = 0;
 };
 
 }  // namespace kvbench::run

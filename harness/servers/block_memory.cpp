@@ -70,8 +70,10 @@ void BlockMemory::at_end() {
   }
 }
 
-void BlockMemory::write(nlohmann::json& block, const std::filesystem::path& log_path) const {
-  std::vector<std::string> notes = notes_;
+void BlockMemory::write(results::BlockInfo& info, const std::filesystem::path& log_path) const {
+  nlohmann::json& block = info.detail;
+  std::vector<std::string>& notes = info.memory_notes;
+  notes.insert(notes.end(), notes_.begin(), notes_.end());
   if (after_load_) {
     block["memory_after_load"] = *after_load_;
   } else {
@@ -100,9 +102,6 @@ void BlockMemory::write(nlohmann::json& block, const std::filesystem::path& log_
         fmt::format("the server's log ({}) has no KV cache size lines (they need -lv 4 on "
                     "recent builds); memory is from /proc only",
                     log_path.filename().string()));
-  }
-  if (!notes.empty()) {
-    block["memory_notes"] = notes;
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "harness/backend/backend.h"
 #include "harness/measure/proc_tree.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::servers {
 
@@ -36,7 +37,7 @@ class BlockMemory {
 
   // Adds the memory fields to the block's run.json object; parses the server log at `log_path`
   // (call after the server has stopped).
-  void write(nlohmann::json& block, const std::filesystem::path& log_path) const;
+  void write(results::BlockInfo& block, const std::filesystem::path& log_path) const;
 
  private:
   int pid_;

@@ -52,20 +52,23 @@ struct LevelRun {
   json entry;
 };
 
-json block_facts(const json& run) {
+json block_facts(const results::RunManifest& run) {
   json out = json::object();
-  if (!run.contains("blocks") || run["blocks"].empty()) {
+  if (run.blocks.empty()) {
     return out;
   }
-  const json& b = run["blocks"][0];
-  for (const char* key : {"slots", "slot_ctx", "num_parallel", "kv_bytes_logged", "peak_rss_bytes",
+  const results::BlockInfo& b = run.blocks.front();
+  if (b.slots) {
+    out["slots"] = *b.slots;
+  }
+  for (const char* key : {"slot_ctx", "num_parallel", "kv_bytes_logged", "peak_rss_bytes",
                           "memory_after_load", "gpu_memory_at_end_bytes", "server_queue"}) {
-    if (b.contains(key)) {
-      out[key] = b[key];
+    if (b.has(key)) {
+      out[key] = b.detail[key];
     }
   }
   // Ollama: the memory of the runner /api/ps reports after the load.
-  if (const json size = b.value("/memory/size_bytes"_json_pointer, json()); size.is_number()) {
+  if (const json size = b.object("memory").value("size_bytes", json()); size.is_number()) {
     out["ps_size_bytes"] = size;
   }
   return out;
@@ -95,8 +98,8 @@ LevelRun run_level(const CapacityRequest& request, int level, const fs::path& di
                {"complete", summary.complete},
                {"concurrency", stats},
                {"block", block_facts(loaded.run)}};
-  if (loaded.run.contains("model")) {
-    out.entry["model"] = loaded.run["model"];
+  if (!loaded.run.model.is_null()) {
+    out.entry["model"] = loaded.run.model;
   }
   return out;
 }

@@ -38,7 +38,7 @@ class LlamaBlock final : public run::BlockServer {
  public:
   LlamaBlock(const scenario::Scenario& s, const ServerTarget& target, http::Transport& transport,
              std::chrono::seconds ready_timeout, const plan::Block& block, const fs::path& run_dir,
-             json& info)
+             results::BlockInfo& info)
       : target_(target), transport_(transport), ready_timeout_(ready_timeout) {
     std::string url = target.spec.url;
     if (target.spec.managed()) {
@@ -52,15 +52,15 @@ class LlamaBlock final : public run::BlockServer {
                                            target.spec.args,
                                            run_dir / fmt::format("server-block{}.log", block.index),
                                            target.api_key};
-      info["log"] = launch_.log_path.filename().string();
+      info.log = launch_.log_path.filename().string();
       managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
       url = managed_->url();
-      info["argv"] = managed_->argv();
-      info["pid"] = managed_->pid();
+      info.argv = managed_->argv();
+      info.pid = managed_->pid();
     }
-    info["url"] = url;
+    info.url = url;
     backend_ = std::make_unique<backend::LlamaServerBackend>(transport_, url, target.api_key);
-    info["props"] = backend_->describe();
+    info.detail["props"] = backend_->describe();
     if (managed_) {
       memory_.emplace(managed_->pid(), longest_prompt_tokens(block));
       std::string note;
@@ -71,34 +71,34 @@ class LlamaBlock final : public run::BlockServer {
       memory_->after_load();
     }
     if (s.concurrency.active()) {
-      info["slot_ctx"] = slot_ctx_from(info["props"]);
+      info.detail["slot_ctx"] = slot_ctx_from(info.detail["props"]);
     }
   }
 
   backend::Backend& backend() override { return *backend_; }
   std::vector<int> slot_ids() const override { return slot_ids_; }
 
-  bool died(json& restart) override {
+  bool died(results::ServerRestart& restart) override {
     if (!managed_ || managed_->running()) {
       return false;
     }
-    restart["exit"] = managed_->exit_description();
-    restart["at"] = utc_now_rfc3339();
+    restart.exit = managed_->exit_description();
+    restart.at = utc_now_rfc3339();
     memory_.reset();
     ++deaths_;
     return true;
   }
 
-  bool restart(json& restart) override {
+  bool restart(results::ServerRestart& restart) override {
     try {
       managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
     } catch (const Error& e) {
-      restart["error"] = e.what();
+      restart.error = e.what();
       return false;
     }
     backend_ =
         std::make_unique<backend::LlamaServerBackend>(transport_, managed_->url(), target_.api_key);
-    restart["url"] = managed_->url();
+    restart.url = managed_->url();
     return true;
   }
 
@@ -108,9 +108,9 @@ class LlamaBlock final : public run::BlockServer {
     }
   }
 
-  void close(json& info) override {
+  void close(results::BlockInfo& info) override {
     for (int i = 0; i < deaths_; ++i) {
-      info["memory_notes"].push_back("the server restarted: memory figures were dropped");
+      info.memory_notes.emplace_back("the server restarted: memory figures were dropped");
     }
     if (!managed_) {
       return;
@@ -160,7 +160,8 @@ const ServerTarget& LlamaSession::target_of(const plan::Block& block) const {
 }
 
 std::unique_ptr<run::BlockServer> LlamaSession::open(const plan::Block& block,
-                                                     const fs::path& run_dir, json& info) {
+                                                     const fs::path& run_dir,
+                                                     results::BlockInfo& info) {
   return std::make_unique<LlamaBlock>(s_, target_of(block), transport_, o_.ready_timeout, block,
                                       run_dir, info);
 }

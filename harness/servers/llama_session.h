@@ -25,7 +25,7 @@ class LlamaSession final : public run::ServerSession {
   run::SessionInfo prepare() override;
   std::unique_ptr<run::BlockServer> open(const plan::Block& block,
                                          const std::filesystem::path& run_dir,
-                                         nlohmann::json& info) override;
+                                         results::BlockInfo& info) override;
 
  private:
   const ServerTarget& target_of(const plan::Block& block) const;

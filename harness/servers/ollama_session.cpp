@@ -65,7 +65,7 @@ OllamaSession::~OllamaSession() = default;
 std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
                                                                     int num_parallel,
                                                                     const fs::path& log_path,
-                                                                    json& info) {
+                                                                    results::BlockInfo& info) {
   backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path,
                                num_parallel};
   const auto launch = backend::ollama_serve_launch(c, process::find_free_loopback_port());
@@ -73,11 +73,11 @@ std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::s
   for (const auto& [k, v] : launch.env_set) {
     env[k] = v;
   }
-  info["argv"] = launch.argv;
-  info["env"] = env;
-  info["log"] = log_path.filename().string();
+  info.argv = launch.argv;
+  info.detail["env"] = env;
+  info.log = log_path.filename().string();
   auto server = backend::ManagedServer::start_process(launch, transport_, ready_timeout_);
-  info["pid"] = server->pid();
+  info.pid = server->pid();
   return server;
 }
 
@@ -137,10 +137,10 @@ class OllamaBlock final : public run::BlockServer {
  public:
   OllamaBlock(OllamaSession& session, backend::OllamaBackend& be) : session_(session), be_(be) {}
   backend::Backend& backend() override { return be_; }
-  bool died(json&) override { return false; }
-  bool restart(json&) override { return false; }
+  bool died(results::ServerRestart&) override { return false; }
+  bool restart(results::ServerRestart&) override { return false; }
   void after_call(const plan::PlannedCall&) override {}
-  void close(json& info) override { session_.close_block(info); }
+  void close(results::BlockInfo& info) override { session_.close_block(info); }
 
  private:
   OllamaSession& session_;
@@ -150,7 +150,8 @@ class OllamaBlock final : public run::BlockServer {
 }  // namespace
 
 std::unique_ptr<run::BlockServer> OllamaSession::open(const plan::Block& block,
-                                                      const fs::path& run_dir, json& info) {
+                                                      const fs::path& run_dir,
+                                                      results::BlockInfo& info) {
   try {
     return std::make_unique<OllamaBlock>(*this, open_block(block, run_dir, info));
   } catch (const Error&) {
@@ -188,7 +189,7 @@ void OllamaSession::check(json& server, json& model) {
   server["model_store"] = store != nullptr ? std::string(store) : "~/.ollama/models (default)";
   // A short-lived server answers the checks before the run folder exists.
   const fs::path log = fs::temp_directory_path() / fmt::format("kvbench-{}-check.log", run_id_);
-  json info;
+  results::BlockInfo info;
   std::unique_ptr<backend::ManagedServer> check;
   try {
     check = start_server(s_.factors.cache_type.front(), 1, log, info);
@@ -226,10 +227,11 @@ void OllamaSession::record_ps(backend::OllamaBackend& be, json& into) {
   }
 }
 
-void OllamaSession::record_concurrency(json& info) const {
+void OllamaSession::record_concurrency(results::BlockInfo& block) const {
   if (!s_.concurrency.active()) {
     return;
   }
+  json& info = block.detail;
   if (!s_.server.managed()) {
     info["num_parallel"] = nullptr;
     info["num_parallel_note"] =
@@ -246,15 +248,16 @@ void OllamaSession::record_concurrency(json& info) const {
 }
 
 backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
-                                                  json& info) {
+                                                  results::BlockInfo& block_info) {
+  json& info = block_info.detail;
   std::string url = s_.server.url;
   if (s_.server.managed()) {
     managed_ = start_server(block.config.cache_type, block.config.slots,
-                            run_dir / fmt::format("server-block{}.log", block.index), info);
+                            run_dir / fmt::format("server-block{}.log", block.index), block_info);
     info["num_parallel"] = block.config.slots;
     url = managed_->url();
   }
-  info["url"] = url;
+  block_info.url = url;
   backend_ = std::make_unique<backend::OllamaBackend>(
       transport_, url, backend::OllamaTarget{s_.server.model, block.config.num_ctx});
   const auto load = backend_->generate_once("Hello", 1);
@@ -274,7 +277,7 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
     }
   }
   info["memory"] = memory;
-  record_concurrency(info);
+  record_concurrency(block_info);
   if (calibration_) {
     backend_->set_calibration(*calibration_);
   } else {
@@ -286,7 +289,8 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
   return *backend_;
 }
 
-void OllamaSession::close_block(json& info) {
+void OllamaSession::close_block(results::BlockInfo& block_info) {
+  json& info = block_info.detail;
   if (backend_) {
     json end = json::object();
     record_ps(*backend_, end);

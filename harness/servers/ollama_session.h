@@ -55,7 +55,7 @@ class OllamaSession final : public run::ServerSession {
   // fails call by call.
   std::unique_ptr<run::BlockServer> open(const plan::Block& block,
                                          const std::filesystem::path& run_dir,
-                                         nlohmann::json& info) override;
+                                         results::BlockInfo& info) override;
 
   // Starts or reaches the server for `block`, loads the model with the block's num_ctx, reads
   // /api/ps and calibrates (once per run); fills `info`. A managed server gets
@@ -64,17 +64,17 @@ class OllamaSession final : public run::ServerSession {
   // context ("slot_ctx", /api/ps context_length) and that no reuse is predicted. Throws Error
   // when the server does not start, the load fails or the calibration fails.
   backend::OllamaBackend& open_block(const plan::Block& block, const std::filesystem::path& run_dir,
-                                     nlohmann::json& info);
+                                     results::BlockInfo& info);
 
   // Records /api/ps (and a managed server's memory) at the end and stops a managed server.
-  void close_block(nlohmann::json& info);
+  void close_block(results::BlockInfo& info);
 
  private:
   std::unique_ptr<backend::ManagedServer> start_server(const std::string& cache_type,
                                                        int num_parallel,
                                                        const std::filesystem::path& log_path,
-                                                       nlohmann::json& info);
-  void record_concurrency(nlohmann::json& info) const;
+                                                       results::BlockInfo& info);
+  void record_concurrency(results::BlockInfo& info) const;
   void check(nlohmann::json& server, nlohmann::json& model);
   void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
   void record_ps(backend::OllamaBackend& be, nlohmann::json& into);

@@ -9,6 +9,15 @@ namespace {
 
 using nlohmann::json;
 
+// The printers read run.json as kvbench reads it: typed.
+void write_concurrency_markdown(std::ostream& out, const json& run) {
+  report::write_concurrency_markdown(out, results::manifest_from_json(run, "run.json"));
+}
+
+std::string queue_sentence(const json& block) {
+  return report::queue_sentence(block.get<results::BlockInfo>());
+}
+
 json block(int index, int slots, json stats) {
   return {{"index", index},
           {"num_ctx", 256},
@@ -119,7 +128,7 @@ TEST(ConcurrencyReport, AttachedOllamaThatNeverQueuedGivesALowerBound) {
 
 TEST(ConcurrencyReport, NothingWithoutConcurrentBlocks) {
   std::ostringstream out;
-  write_concurrency_markdown(out, {{"blocks", json::array({{{"index", 0}}})}});
+  write_concurrency_markdown(out, json{{"blocks", json::array({{{"index", 0}}})}});
   write_concurrency_markdown(out, json::object());
   EXPECT_EQ(out.str(), "");
 }

@@ -16,6 +16,11 @@ using namespace analysis;  // the statistics these printers print
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// The analysis of a run.json written as JSON, read as kvbench reads it.
+MemoryAnalysis analyze_run(const json& run) {
+  return analyze_memory(results::manifest_from_json(run, "run.json"));
+}
+
 json shape(int layers, int kv_heads, int head_dim) {
   return {{"n_layer", layers},
           {"n_head_kv", kv_heads},
@@ -44,7 +49,7 @@ TEST(MemoryReport, LessonFiguresNameQ8AsClosestButNoneWithinTolerance) {
                      {block(0, 2048, "f16", 2046000000, std::nullopt),
                       block(1, 8192, "f16", 2262000000, std::nullopt),
                       block(2, 32768, "f16", 2793000000, std::nullopt)}}};
-  const auto a = analyze_memory(run);
+  const auto a = analyze_run(run);
   ASSERT_EQ(a.sweeps.size(), 1U);
   ASSERT_EQ(a.sweeps[0].fits.size(), 1U);
   const SlopeFit& f = a.sweeps[0].fits[0];
@@ -76,7 +81,7 @@ TEST(MemoryReport, ExactLogAndNoisyResidentMemoryNameTheServersType) {
     i += 2;
   }
   const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", blocks}};
-  const auto a = analyze_memory(run);
+  const auto a = analyze_run(run);
   ASSERT_EQ(a.sweeps.size(), 2U);
   EXPECT_EQ(a.sweeps[0].cache_type, "f16");
   for (const auto& s : a.sweeps) {
@@ -107,7 +112,7 @@ TEST(MemoryReport, ExactLogAndNoisyResidentMemoryNameTheServersType) {
 
 TEST(MemoryReport, TwoContextsGiveASlopeWithoutCi) {
   const auto f = fit_slope("kv_logged", {2048, 8192}, {2048.0 * 4096, 8192.0 * 4096},
-                           shape_from_run({{"model", {{"shape", shape(8, 2, 64)}}}}));
+                           results::model_shape({{"shape", shape(8, 2, 64)}}));
   ASSERT_TRUE(f);
   EXPECT_DOUBLE_EQ(f->bytes_per_token, 4096.0);
   EXPECT_FALSE(f->ci_lower);
@@ -122,7 +127,7 @@ TEST(MemoryReport, ReservedUpFrontAndNotes) {
   b["memory_notes"] = {"the server's log has no KV cache size lines"};
   const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", {b}}};
   std::ostringstream md;
-  write_memory_markdown(md, analyze_memory(run));
+  write_memory_markdown(md, analyze_run(run));
   // 1 MiB of growth against a 16 MiB KV cache.
   EXPECT_THAT(md.str(), HasSubstr("| yes (grew 1.00 MiB, 6% of the KV size) |"));
   EXPECT_THAT(md.str(), HasSubstr("- block 0: the server's log has no KV cache size lines"));
@@ -139,7 +144,7 @@ TEST(MemoryReport, OllamaApiPsSizeGivesTheSlope) {
   };
   const json run = {{"model", {{"shape", shape(2, 2, 64)}}},
                     {"blocks", {ps_block(0, 1024), ps_block(1, 2048), ps_block(2, 4096)}}};
-  const auto a = analyze_memory(run);
+  const auto a = analyze_run(run);
   ASSERT_EQ(a.blocks.size(), 3U);
   EXPECT_EQ(a.blocks[1].ollama_size_bytes, 5000000U + 1024U * 2048);
   ASSERT_EQ(a.sweeps.size(), 1U);
@@ -167,7 +172,7 @@ TEST(MemoryReport, ParallelSlotsMultiplyTheCellsOnEitherServer) {
   one_at_a_time.erase("slots");
   const json run = {{"model", {{"shape", shape(2, 2, 64)}}},
                     {"blocks", {ps_block(0, 4), ps_block(1, nullptr), llama, one_at_a_time}}};
-  const auto a = analyze_memory(run);
+  const auto a = analyze_run(run);
   ASSERT_EQ(a.blocks.size(), 4U);
   EXPECT_EQ(a.blocks[0].cells, 4096U) << "OLLAMA_NUM_PARALLEL=4: four slots of 1024";
   EXPECT_EQ(a.blocks[0].kv_arithmetic_bytes, 4096U * 1024U);
@@ -179,9 +184,9 @@ TEST(MemoryReport, ParallelSlotsMultiplyTheCellsOnEitherServer) {
 TEST(MemoryReport, NothingWithoutMemory) {
   const json run = {{"blocks", {{{"index", 0}, {"num_ctx", 4096}, {"cache_type", "f16"}}}}};
   std::ostringstream md;
-  write_memory_markdown(md, analyze_memory(run));
+  write_memory_markdown(md, analyze_run(run));
   EXPECT_EQ(md.str(), "");
-  EXPECT_FALSE(shape_from_run(run));
+  EXPECT_FALSE(results::manifest_from_json(run, "run.json").shape());
 }
 
 }  // namespace

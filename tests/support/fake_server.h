@@ -158,26 +158,26 @@ class FakeBlock final : public run::BlockServer {
       : script_(script), block_(block), backend_(script, clock, dead_) {}
 
   backend::Backend& backend() override { return backend_; }
-  bool died(nlohmann::json& restart) override {
+  bool died(results::ServerRestart& restart) override {
     if (!dead_) {
       return false;
     }
-    restart["exit"] = "killed by the script";
+    restart.exit = "killed by the script";
     return true;
   }
-  bool restart(nlohmann::json& restart) override {
+  bool restart(results::ServerRestart& restart) override {
     if (++script_.restarts <= script_.failing_restarts) {
-      restart["error"] = "the fake server did not come back";
+      restart.error = "the fake server did not come back";
       return false;
     }
     dead_ = false;
     backend_.clear_slot();
-    restart["url"] = "fake://block" + std::to_string(block_);
+    restart.url = "fake://block" + std::to_string(block_);
     return true;
   }
   void after_call(const plan::PlannedCall&) override {}
-  void close(nlohmann::json& info) override {
-    info["fake_closed"] = true;
+  void close(results::BlockInfo& info) override {
+    info.detail["fake_closed"] = true;
     ++script_.closed;
   }
 
@@ -196,12 +196,12 @@ class FakeSession final : public run::ServerSession {
     return {{{"kind", "fake"}, {"mode", "managed"}}, {{"name", "fake-model"}}, {}};
   }
   std::unique_ptr<run::BlockServer> open(const plan::Block& block, const std::filesystem::path&,
-                                         nlohmann::json& info) override {
+                                         results::BlockInfo& info) override {
     script_.opened.push_back(block.index);
     if (script_.blocks_not_starting.count(block.index) != 0) {
       throw Error("the fake server did not start");
     }
-    info["url"] = "fake://block" + std::to_string(block.index);
+    info.url = "fake://block" + std::to_string(block.index);
     return std::make_unique<FakeBlock>(script_, clock_, block.index);
   }
 

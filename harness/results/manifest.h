@@ -1,0 +1,120 @@
+#pragma once
+// run.json, typed: what ran (scenario, plan), where and on what (server, model, machine), and
+// one BlockInfo per block that ran. The file carries manifest_version; a file without one is
+// version 1, whose layout version 2 keeps (version 2 only records its number), and a file of a
+// newer version than this build reads is refused. Fields this build does not know are kept as
+// read and written back unchanged.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/gguf/model_shape.h"
+
+namespace kvbench::results {
+
+inline constexpr int kManifestVersion = 2;
+
+// A server that died during a block, and what restarting it gave.
+struct ServerRestart {
+  int after_seq = 0;  // the call after which it was found dead
+  std::string exit;   // how it ended ("exit code 1", "signal 9")
+  std::string at;     // when (RFC 3339)
+  std::string url;    // where it answered again
+  std::string error;  // why it did not start again
+  bool gave_up = false;
+};
+
+void to_json(nlohmann::json& j, const ServerRestart& r);
+void from_json(const nlohmann::json& j, ServerRestart& r);
+
+// One block of run.json. The fields below are what every block has, whatever the server kind;
+// `detail` holds what a kind or the block's driver recorded besides (llama-server's /props and
+// memory probes, Ollama's /api/ps, concurrency statistics). run.json writes all of them flat in
+// one object.
+struct BlockInfo {
+  // What the runner records.
+  int index = 0;
+  int replica = 0;
+  int num_ctx = 0;
+  std::string cache_type;
+  std::string variant;               // empty without variants
+  std::optional<int> slots;          // concurrent blocks: the server's slots
+  std::optional<std::string> error;  // the server did not start or answer
+  std::vector<ServerRestart> restarts;
+  // Where the block's server ran, as its session recorded it.
+  std::string url;
+  std::string log;                // the server's log, a file in the run folder (managed)
+  std::vector<std::string> argv;  // how it was started (managed)
+  std::optional<std::int64_t> pid;
+  std::vector<std::string> memory_notes;  // why a memory figure is missing
+  nlohmann::json detail = nlohmann::json::object();
+
+  // A detail field, or `fallback` when absent or of another type.
+  template <typename T>
+  T get(const char* key, T fallback) const {
+    const auto it = detail.find(key);
+    if (it == detail.end() || it->is_null()) {
+      return fallback;
+    }
+    try {
+      return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      return fallback;
+    }
+  }
+  bool has(const char* key) const { return detail.contains(key); }
+  // A detail object, or an empty object.
+  const nlohmann::json& object(const char* key) const;
+};
+
+void to_json(nlohmann::json& j, const BlockInfo& b);
+void from_json(const nlohmann::json& j, BlockInfo& b);
+
+struct BuildInfo {
+  std::string version;
+  std::string git_revision;
+  int record_version = 0;
+};
+
+struct RunManifest {
+  int manifest_version = kManifestVersion;
+  BuildInfo kvbench;
+  std::string run_id;
+  std::string status;  // running, complete, incomplete
+  std::string started;
+  std::string finished;  // empty until the run ends
+  std::string scenario_file;
+  nlohmann::json scenario = nlohmann::json::object();  // the resolved scenario
+  std::string scenario_hash;
+  nlohmann::json plan;
+  nlohmann::json server;    // what the session found: kind, mode, binary, version or url
+  nlohmann::json model;     // the model's file and shape, or its name
+  nlohmann::json machine;   // CPU, memory, OS
+  nlohmann::json variants;  // the resolved variants with what preparing them found; null without
+  std::vector<BlockInfo> blocks;
+  std::optional<double> first_call_epoch_s;
+  nlohmann::json resumed;   // one entry per resume; null if never resumed
+  nlohmann::json extended;  // one entry per extension; null if never extended
+  nlohmann::json summary;   // calls, failed, flagged, complete; null until the run ends
+  nlohmann::json other = nlohmann::json::object();  // fields this version does not know
+
+  // The model's shape, when run.json records one with the fields the KV arithmetic needs.
+  std::optional<gguf::ModelShape> shape() const;
+  // The plan's seed (the scenario's), 1 when absent.
+  std::uint64_t seed() const;
+};
+
+void to_json(nlohmann::json& j, const RunManifest& m);
+
+// The KV-relevant shape in a run.json "model" object (model.shape); std::nullopt when absent or
+// missing a field the KV arithmetic needs.
+std::optional<gguf::ModelShape> model_shape(const nlohmann::json& model);
+// Throws InputError (naming `source`) for a version newer than kManifestVersion or a field of
+// the wrong type.
+RunManifest manifest_from_json(const nlohmann::json& j, const std::string& source);
+
+}  // namespace kvbench::results
