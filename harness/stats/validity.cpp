@@ -60,6 +60,12 @@ void check_levels(const ValidityInputs& in, const ValidityLimits& limits,
     out.push_back({"cv_resid", fmt::format("CV of residuals {:.1f} % > {:.1f} %",
                                            100.0 * *in.cv_resid, 100.0 * limits.max_cv_resid)});
   }
+  if (given(in.pure_error) && *in.pure_error > limits.max_pure_error) {
+    out.push_back({"pure_error",
+                   fmt::format("calls repeated in one condition spread by {:.1f} % (pure error, "
+                               "drift taken out) > {:.1f} %",
+                               100.0 * *in.pure_error, 100.0 * limits.max_pure_error)});
+  }
   if (given(in.corr_x_t) && std::abs(*in.corr_x_t) > limits.max_abs_corr_x_t) {
     out.push_back({"corr_x_t", fmt::format("|corr(x, t)| = {:.2f} > {:.2f}: the shuffle failed "
                                            "or was overridden",
@@ -103,6 +109,7 @@ void to_json(nlohmann::json& j, const ValidityInputs& in) {
   j = {{"durbin_watson", or_null(in.durbin_watson)},
        {"durbin_watson_t2", or_null(in.durbin_watson_t2)},
        {"cv_resid", or_null(in.cv_resid)},
+       {"pure_error", or_null(in.pure_error)},
        {"valid_calls", or_null(in.valid_calls)},
        {"failed_calls", or_null(in.failed_calls)},
        {"corr_x_t", or_null(in.corr_x_t)},
@@ -117,6 +124,7 @@ void to_json(nlohmann::json& j, const ValidityReason& reason) {
 void to_json(nlohmann::json& j, const ValidityLimits& limits) {
   j = {{"min_durbin_watson", limits.min_durbin_watson},
        {"max_cv_resid", limits.max_cv_resid},
+       {"max_pure_error", limits.max_pure_error},
        {"min_valid_calls", limits.min_valid_calls},
        {"max_failed_fraction", limits.max_failed_fraction},
        {"max_abs_corr_x_t", limits.max_abs_corr_x_t},

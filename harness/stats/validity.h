@@ -13,9 +13,12 @@
 namespace kvbench::stats {
 
 struct ValidityInputs {
-  std::optional<double> durbin_watson;       // main fit, over run order
-  std::optional<double> durbin_watson_t2;    // the same fit refitted with a t² term
-  std::optional<double> cv_resid;            // residual SE / mean of the metric (fraction)
+  std::optional<double> durbin_watson;     // main fit, over run order
+  std::optional<double> durbin_watson_t2;  // the same fit refitted with a t² term
+  std::optional<double> cv_resid;          // residual SE / mean of the metric (fraction)
+  // Relative spread of calls repeated in one condition, drift taken out (the saturated model's
+  // relative residual SD): noise, whatever the shape of the factors.
+  std::optional<double> pure_error;
   std::optional<std::size_t> valid_calls;    // per arm: pass the smallest arm
   std::optional<std::size_t> failed_calls;   // failed or errored calls (with valid_calls)
   std::optional<double> corr_x_t;            // correlation of the main factor with time
@@ -26,6 +29,7 @@ struct ValidityInputs {
 struct ValidityLimits {
   double min_durbin_watson = 1.0;
   double max_cv_resid = 0.05;
+  double max_pure_error = 0.05;
   std::size_t min_valid_calls = 10;
   double max_failed_fraction = 0.10;  // of valid + failed calls
   double max_abs_corr_x_t = 0.3;
@@ -34,8 +38,8 @@ struct ValidityLimits {
 };
 
 struct ValidityReason {
-  std::string rule;     // durbin_watson, cv_resid, valid_calls, failed_calls, corr_x_t,
-                        // probe_drift, throttling
+  std::string rule;     // durbin_watson, cv_resid, pure_error, valid_calls, failed_calls,
+                        // corr_x_t, probe_drift, throttling
   std::string message;  // one line for people, with the number and its limit
 };
 
