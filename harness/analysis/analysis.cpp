@@ -179,12 +179,26 @@ MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& ti
     }
     in.cv_resid = out.fit->linear.cv_resid;
     in.valid_calls = out.n;
-    out.validity = stats::validity_reasons(in);
+    out.additive_validity = stats::validity_reasons(in);
+    out.validity = out.additive_validity;
     out.log_validity = log_validity(d, *out.fit, shared, out.n);
   } catch (const Error& e) {
     out.fit.reset();
     out.huber.reset();
     out.error = e.what();
+  }
+  try {
+    out.slowdown = fit_slowdown(m.key, d.spec, d.rows);
+    stats::ValidityInputs in = shared;
+    in.durbin_watson = out.slowdown->durbin_watson;
+    in.durbin_watson_t2 = out.slowdown->durbin_watson_smoother;
+    in.pure_error = out.slowdown->pure_error ? out.slowdown->pure_error
+                                             : out.slowdown->fit.relative_residual_sd;
+    in.valid_calls = out.n;
+    out.validity = stats::validity_reasons(in);
+  } catch (const Error& e) {
+    out.slowdown.reset();
+    out.slowdown_error = e.what();
   }
   return out;
 }
@@ -262,8 +276,19 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
 }
 
 void to_json(json& j, const MetricModel& m) {
-  j = {{"metric", m.metric}, {"numeric", m.numeric},   {"categorical", m.categorical},
-       {"n", m.n},           {"validity", m.validity}, {"log_validity", m.log_validity}};
+  j = {{"metric", m.metric},
+       {"numeric", m.numeric},
+       {"categorical", m.categorical},
+       {"n", m.n},
+       {"validity", m.validity},
+       {"additive_validity", m.additive_validity},
+       {"log_validity", m.log_validity}};
+  if (m.slowdown) {
+    j["slowdown"] = *m.slowdown;
+  }
+  if (!m.slowdown_error.empty()) {
+    j["slowdown_error"] = m.slowdown_error;
+  }
   if (m.fit) {
     j["fit"] = *m.fit;
   }

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/slowdown.h"
 #include "harness/core/record.h"
 #include "harness/stats/descriptive.h"
 #include "harness/stats/model.h"
@@ -56,10 +57,17 @@ struct MetricModel {
   std::vector<std::string> numeric;      // predictors besides time: "prompt_ktokens", "num_ctx_k"
   std::vector<std::string> categorical;  // "variant", "cache_type" when they vary
   std::size_t n = 0;
-  std::optional<stats::ModelFit> fit;      // absent when the model could not be fitted
+  // The headline model: shape x g(t), effects at the run's starting speed (slowdown.h).
+  std::optional<SlowdownModel> slowdown;
+  std::string slowdown_error;              // why there is none
+  std::optional<stats::ModelFit> fit;      // additive time term, linear and log: for comparison
   std::optional<stats::HuberFit> huber;    // the linear model refitted robustly
   std::optional<double> durbin_watson_t2;  // refit with a t² term, when DW < 1
+  // The validity rules on the headline model: spread by pure error, serial correlation of the
+  // saturated model's residuals, probes, calls. Without a headline model, on the linear fit.
   std::vector<stats::ValidityReason> validity;
+  // The same rules on the additive linear model (residual CV, its Durbin-Watson): for comparison.
+  std::vector<stats::ValidityReason> additive_validity;
   // The same rules judged on the log model (Durbin-Watson of its residuals; its residual SD as
   // the CV): what a relative effect such as the gate's rests on. A large multiplicative effect
   // (one variant 9x faster) inflates the linear model's residual CV, not the log model's.

@@ -40,10 +40,30 @@ struct Slope {
   std::vector<std::string> validity;
 };
 
+// The prompt-length effect at the run's starting speed (the headline model; its average over
+// the tested lengths where prefill is curved), else the additive linear fit's.
 Slope prompt_slope(const analysis::Analysis& a, const std::string& metric) {
   Slope s;
   for (const auto& m : a.models) {
-    if (m.metric != metric || !m.fit) {
+    if (m.metric != metric || (!m.fit && !m.slowdown)) {
+      continue;
+    }
+    for (const auto& v : m.validity) {
+      s.validity.push_back(v.message);
+    }
+    if (m.slowdown) {
+      for (const auto& e : m.slowdown->effects) {
+        if (e.term == "prompt_ktokens") {
+          s.slope = e.estimate;
+          s.ci = e.ci;
+        }
+      }
+      s.intercept = m.slowdown->fit.fit.coefficient(stats::kInterceptName).estimate;
+      if (s.slope) {
+        continue;
+      }
+    }
+    if (!m.fit) {
       continue;
     }
     for (const auto& c : m.fit->linear.coefficients) {
@@ -53,9 +73,6 @@ Slope prompt_slope(const analysis::Analysis& a, const std::string& metric) {
       } else if (c.name == "intercept") {
         s.intercept = c.estimate;
       }
-    }
-    for (const auto& v : m.validity) {
-      s.validity.push_back(v.message);
     }
   }
   return s;
@@ -95,7 +112,8 @@ LabOutcome evaluate_prompt_length(const report::RunReport& run) {
   }
   if (d.intercept && d.slope && d.ci) {
     const double start = *d.intercept;
-    out.measured["decode_start"] = fmt::format("{:.1f} tok/s ({})", start, metric);
+    out.measured["decode_start"] =
+        fmt::format("{:.1f} tok/s ({}, at the run's starting speed)", start, metric);
     out.measured["decode_slope"] =
         fmt::format("{:+.2f} tok/s [95% CI {:+.2f}, {:+.2f}] ({:+.1f}% of the start)", *d.slope,
                     d.ci->lower, d.ci->upper, 100 * *d.slope / start);

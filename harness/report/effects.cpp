@@ -119,9 +119,12 @@ void write_variant_effects(std::ostream& out, const Analysis& a) {
 
 void write_diagnostics(std::ostream& out, const Analysis& a) {
   out << "\n### Diagnostics\n\n";
-  out << "| metric | n | R² | adj R² | residual SE | CV resid | Durbin-Watson | VIF prompt | "
-         "|r|>3 | Cook's D > 4/n | Huber differs | validity |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  out << "Columns R² to Huber are of the additive linear fit; pure error (the spread of calls "
+         "repeated in one condition, drift taken out) and the Durbin-Watson in brackets are of "
+         "the headline model, and validity judges them.\n\n";
+  out << "| metric | n | R² | adj R² | residual SE | CV resid | pure error | Durbin-Watson | VIF "
+         "prompt | |r|>3 | Cook's D > 4/n | Huber differs | validity |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& m : a.models) {
     if (!m.fit) {
       continue;
@@ -139,10 +142,19 @@ void write_diagnostics(std::ostream& out, const Analysis& a) {
     if (m.durbin_watson_t2) {
       dw += fmt::format(" ({:.2f} with t²)", *m.durbin_watson_t2);
     }
+    std::string pure = "-";
+    if (m.slowdown) {
+      if (m.slowdown->pure_error) {
+        pure = fmt::format("{:.1f}%", 100 * *m.slowdown->pure_error);
+      }
+      if (m.slowdown->durbin_watson) {
+        dw += fmt::format(" [{:.2f}]", *m.slowdown->durbin_watson);
+      }
+    }
     out << fmt::format(
-        "| {} | {} | {:.3f} | {:.3f} | {:.3g} | {:.1f}% | {} | {} | {} | {} | {} | {} "
+        "| {} | {} | {:.3f} | {:.3f} | {:.3g} | {:.1f}% | {} | {} | {} | {} | {} | {} | {} "
         "|\n",
-        m.metric, l.n, l.r_squared, l.adj_r_squared, l.residual_se, 100 * l.cv_resid, dw, vif,
+        m.metric, l.n, l.r_squared, l.adj_r_squared, l.residual_se, 100 * l.cv_resid, pure, dw, vif,
         l.studentized_flags.size(), l.cooks_flags.size(),
         m.huber && m.huber->any_differs_from_ols ? "yes" : "no", validity);
   }
@@ -204,6 +216,80 @@ void write_descriptive(std::ostream& out, const Analysis& a) {
   }
 }
 
+std::string ci_text(double estimate, const stats::Interval& ci, int precision) {
+  return fmt::format("{:+.{}f} [{:+.{}f}, {:+.{}f}]", estimate, precision, ci.lower, precision,
+                     ci.upper, precision);
+}
+
+// "- **TTFT**: +205.0 [+169.5, +240.5] ms per 1,000 prompt tokens, average over 256-2048\n//
+// tokens; ... the machine ran 1.20x [1.10, 1.31] slower at the end (8.3 min)."
+void write_headline_line(std::ostream& out, const MetricModel& m) {
+  const auto& metric = metric_of(m.metric);
+  if (!m.slowdown) {
+    return;
+  }
+  const auto& s = *m.slowdown;
+  const int pr = precision_for(metric.unit);
+  std::string line = fmt::format("- **{}**:", metric.label);
+  for (const auto& e : s.effects) {
+    line += fmt::format(" {} {} {};", ci_text(e.estimate, e.ci, pr), metric.unit, e.what);
+  }
+  line += fmt::format(" g at the end ({:.1f} min) {:.3f} [{:.3f}, {:.3f}]", s.t_end_min,
+                      s.slow_down_end, s.slow_down_end_ci.lower, s.slow_down_end_ci.upper);
+  line += metric.unit == "ms" ? " (the time of a call against its time at the start)"
+                              : " (the rate against the rate at the start)";
+  out << line << ".\n";
+  if (s.prefill) {
+    const auto& p = *s.prefill;
+    std::string costs;
+    for (const auto& c : p.marginal) {
+      costs += fmt::format("{}{} at {} tokens", costs.empty() ? "" : ", ",
+                           ci_text(c.estimate, c.ci, pr), c.prompt_tokens);
+    }
+    out << fmt::format(
+        "  - shape: {} {} per 1,000 tokens and {} {} per (1,000 tokens)²; the cost of the next "
+        "1,000 tokens is {}",
+        ci_text(p.linear.estimate, p.linear.ci, pr), metric.unit,
+        ci_text(p.quadratic.estimate, p.quadratic.ci, pr), metric.unit, costs);
+    if (p.crossover_tokens) {
+      out << fmt::format("; the L² term equals the linear one at {:.0f} tokens",
+                         *p.crossover_tokens);
+    }
+    out << ".\n";
+  } else if (s.quadratic_test) {
+    out << fmt::format(
+        "  - straight in prompt length: an L² term was not needed (F test p = "
+        "{:.2f}).\n",
+        s.quadratic_test->p);
+  }
+  if (s.lack_of_fit) {
+    const auto& f = *s.lack_of_fit;
+    out << fmt::format(
+        "  - lack of fit against one mean per condition: F({:.0f}, {:.0f}) = {:.2f}, p = "
+        "{:.3f}{}\n",
+        f.df1, f.df2, f.f, f.p,
+        f.p < 0.05 ? ": the shape misses some condition means (a finding about the shape, not "
+                     "noise)"
+                   : "");
+  }
+}
+
+void write_headline(std::ostream& out, const Analysis& a) {
+  const bool any = std::any_of(a.models.begin(), a.models.end(),
+                               [](const MetricModel& m) { return m.slowdown.has_value(); });
+  if (!any) {
+    return;
+  }
+  out << "Headline effects at the run's starting speed (95% CI). Model: metric = shape of the "
+         "factors x g(t), where g is the machine's slow-down over elapsed minutes (g(0) = 1, "
+         "log g a polynomial whose degree the BIC picks), each call's error a fraction of its "
+         "value; prefill times have a term in L² at three or more prompt lengths.\n\n";
+  for (const auto& m : a.models) {
+    write_headline_line(out, m);
+  }
+  out << "\nThe additive model (a time term added to the metric), for comparison:\n\n";
+}
+
 }  // namespace
 
 std::string baseline_variant(const results::RunManifest& run) {
@@ -216,6 +302,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
     out << "No timed call succeeded: nothing to fit.\n";
     return;
   }
+  write_headline(out, a);
   out << "Ordinary least squares of each metric on the factors that vary and on elapsed "
          "minutes since the first timed call (the drift term), over the shuffled calls; "
          "relative effects from the same model on the log scale.\n\n";

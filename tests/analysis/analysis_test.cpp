@@ -1,5 +1,6 @@
 #include "harness/analysis/analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -82,14 +83,99 @@ TEST(Analysis, NoisyRunHasCisCoveringTheTruth) {
   EXPECT_GT(p.fit->slope_ci.upper, -0.2);
 }
 
-TEST(Analysis, UnstableWhenResidualsAreLargeAndSaysWhy) {
+bool has_rule(const std::vector<stats::ValidityReason>& reasons, const std::string& rule) {
+  return std::any_of(reasons.begin(), reasons.end(), [&](const auto& v) { return v.rule == rule; });
+}
+
+TEST(Analysis, UnstableWhenRepeatedCallsSpreadAndSaysWhy) {
   const auto a = analyze(simulated_run(8.0, 6, false));
   EXPECT_TRUE(a.unstable);
-  bool cv = false;
-  for (const auto& v : a.models[2].validity) {
-    cv = cv || v.rule == "cv_resid";
+  EXPECT_TRUE(has_rule(a.models[2].validity, "pure_error"));
+  EXPECT_TRUE(has_rule(a.models[2].additive_validity, "cv_resid"));
+}
+
+// A shuffled run whose every call is slow(t) times its quiet time, with 1 % relative noise:
+// prefill 40 + 300 ms per 1,000 tokens + 250 ms per (1,000 tokens)², decode 40 - 1.1 tok/s per
+// 1,000 tokens.
+template <typename Slow>
+std::vector<CallRecord> slowing_run(int rounds, Slow slow) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  std::vector<CallRecord> out;
+  const std::vector<int> levels = {256, 1024, 2048, 4096, 7900};
+  int seq = 0;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<int> order = levels;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int tokens : order) {
+      CallRecord r;
+      r.seq = seq;
+      r.kind = CallKind::timed;
+      r.prompt_tokens = tokens;
+      r.num_ctx = 8192;
+      r.cache_type = "f16";
+      r.t_start_s = 15.0 * seq++;
+      const double k = tokens / 1000.0;
+      const double g = slow(r.t_start_s / 60.0);
+      r.client.ttft_ms = (40 + 300 * k + 250 * k * k) * g * (1 + noise(rng));
+      r.server.prompt_ms = *r.client.ttft_ms * 0.98;
+      r.client.decode_tps = (40 - 1.1 * k) / g * (1 + noise(rng));
+      r.server.decode_tps = *r.client.decode_tps * 1.01;
+      out.push_back(r);
+    }
   }
-  EXPECT_TRUE(cv);
+  return out;
+}
+
+const HeadlineEffect& prompt_effect(const MetricModel& m) {
+  for (const auto& e : m.slowdown->effects) {
+    if (e.term == "prompt_ktokens") {
+      return e;
+    }
+  }
+  throw std::runtime_error("no prompt effect");
+}
+
+TEST(Analysis, CurvedPrefillIsAShapeNotNoise) {
+  const auto a = analyze(slowing_run(6, [](double) { return 1.0; }));
+  const auto& ttft = a.models[0];
+  ASSERT_EQ(ttft.metric, "ttft_ms");
+  ASSERT_TRUE(ttft.slowdown) << ttft.slowdown_error;
+  EXPECT_TRUE(ttft.slowdown->quadratic);
+  ASSERT_TRUE(ttft.slowdown->prefill);
+  EXPECT_NEAR(ttft.slowdown->prefill->quadratic.estimate, 250, 15);
+  ASSERT_TRUE(ttft.slowdown->pure_error);
+  EXPECT_NEAR(*ttft.slowdown->pure_error, 0.01, 0.004);
+  EXPECT_TRUE(ttft.validity.empty()) << ttft.validity.front().message;
+  // The straight line of the additive model calls the same run unstable.
+  EXPECT_TRUE(has_rule(ttft.additive_validity, "cv_resid"));
+  // Decode is straight in prompt length: no L² term.
+  ASSERT_TRUE(a.models[2].slowdown);
+  EXPECT_FALSE(a.models[2].slowdown->quadratic);
+  EXPECT_FALSE(a.unstable);
+}
+
+TEST(Analysis, SmoothSlowDownLeavesTheHeadlineEffectsWithinTheirCi) {
+  const auto quiet = analyze(slowing_run(6, [](double) { return 1.0; }));
+  const auto slowed = analyze(slowing_run(6, [](double t) { return 1.0 + 0.4 * t / 7.5; }));
+  for (const std::size_t m : {0U, 2U}) {
+    const auto& q = prompt_effect(quiet.models[m]);
+    const auto& s = prompt_effect(slowed.models[m]);
+    EXPECT_LT(s.ci.lower, q.estimate) << quiet.models[m].metric;
+    EXPECT_GT(s.ci.upper, q.estimate) << quiet.models[m].metric;
+    EXPECT_LT(std::abs(s.estimate / q.estimate - 1), 0.05) << quiet.models[m].metric;
+  }
+  // Average cost per 1,000 tokens over 256-7900 tokens: 300 + 250 · (0.256 + 7.9).
+  EXPECT_NEAR(prompt_effect(quiet.models[0]).estimate, 300 + 250 * 8.156, 40);
+  EXPECT_NEAR(slowed.models[0].slowdown->slow_down_end, 1.4, 0.05);
+  EXPECT_FALSE(slowed.unstable);
+}
+
+TEST(Analysis, StepSlowDownIsFlaggedNotFitted) {
+  const auto a = analyze(slowing_run(6, [](double t) { return t < 3.7 ? 1.0 : 1.3; }));
+  EXPECT_TRUE(a.unstable);
+  EXPECT_TRUE(has_rule(a.models[0].validity, "durbin_watson") ||
+              has_rule(a.models[0].validity, "pure_error"));
 }
 
 TEST(Analysis, TooFewCallsGiveAReasonNotACrash) {
