@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,32 +23,48 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
   if (fa == "auto" && quantized(l.cache_type)) {
     fa = "on";
   }
-  std::vector<std::string> argv = {l.binary,
-                                   "-m",
-                                   l.model_path,
-                                   "-c",
-                                   std::to_string(l.num_ctx),
-                                   "-np",
-                                   std::to_string(l.parallel),
-                                   "-ctk",
-                                   l.cache_type,
-                                   "-ctv",
-                                   l.cache_type,
-                                   "-fa",
-                                   fa,
-                                   "--host",
-                                   "127.0.0.1",
-                                   "--port",
-                                   std::to_string(port),
-                                   "--no-webui",
-                                   "--metrics",
-                                   "-lv",
-                                   "4"};
+  std::vector<std::string> argv = {
+      l.binary, "-m", l.model_path, "-c", std::to_string(l.num_ctx), "-np",
+      std::to_string(l.parallel), "-ctk", l.cache_type, "-ctv", l.cache_type, "-fa", fa, "--host",
+      "127.0.0.1", "--port", std::to_string(port), "--no-webui", "--metrics", "-lv", "4",
+      // Cold means cold: no chunk reuse by KV shifting after an edit
+      // (it breaks the 1 - f cost of an edit at f) and the host-RAM
+      // prompt cache at its documented default, stated, not assumed.
+      "--cache-reuse", std::to_string(kCacheReuse), "--cache-ram", std::to_string(kCacheRamMib)};
   if (l.threads > 0) {
     argv.insert(argv.end(), {"-t", std::to_string(l.threads)});
   }
   argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
   return argv;
+}
+
+nlohmann::json prompt_cache_settings(const std::vector<std::string>& argv) {
+  // The last occurrence wins, as in llama-server's own parsing: server.args may override.
+  const auto last = [&](std::initializer_list<const char*> flags) -> std::optional<std::string> {
+    std::optional<std::string> v;
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      for (const char* f : flags) {
+        if (argv[i] == f) {
+          v = argv[i + 1];
+        }
+      }
+    }
+    return v;
+  };
+  nlohmann::json j = nlohmann::json::object();
+  const auto number = [](const std::optional<std::string>& s) -> nlohmann::json {
+    if (!s) {
+      return nullptr;
+    }
+    try {
+      return std::stol(*s);
+    } catch (const std::exception&) {
+      return *s;
+    }
+  };
+  j["cache_reuse"] = number(last({"--cache-reuse"}));
+  j["cache_ram_mib"] = number(last({"--cache-ram", "-cram"}));
+  return j;
 }
 
 std::string log_tail(const std::filesystem::path& path, std::size_t max_lines) {

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/http/transport.h"
 #include "harness/process/child.h"
 
@@ -28,7 +30,16 @@ struct LlamaServerLaunch {
 };
 
 // The argument vector for `launch` on `port`. Pure.
+// What every managed llama-server gets unless server.args says otherwise: --cache-reuse 0 and
+// --cache-ram 8192 (MiB, llama-server's default).
+inline constexpr int kCacheReuse = 0;
+inline constexpr int kCacheRamMib = 8192;
+
 std::vector<std::string> llama_server_argv(const LlamaServerLaunch& launch, int port);
+
+// The prompt-cache settings an argv gives a llama-server: {"cache_reuse": N, "cache_ram_mib": M}
+// (the last occurrence of each flag; null when absent).
+nlohmann::json prompt_cache_settings(const std::vector<std::string>& argv);
 
 // Any server process as ManagedServer starts it (llama-server, ollama serve).
 struct ProcessLaunch {

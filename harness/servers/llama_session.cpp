@@ -57,6 +57,7 @@ class LlamaBlock final : public run::BlockServer {
       url = managed_->url();
       info.argv = managed_->argv();
       info.pid = managed_->pid();
+      info.detail["prompt_cache"] = backend::prompt_cache_settings(info.argv);
     }
     info.url = url;
     backend_ = std::make_unique<backend::LlamaServerBackend>(transport_, url, target.api_key);

@@ -169,11 +169,39 @@ TEST(ManagedServer, ArgvIsExplicitAndLoopbackOnly) {
   EXPECT_EQ(at("-fa"), "on") << "a quantized V cache needs flash attention";
   EXPECT_EQ(at("--host"), "127.0.0.1");
   EXPECT_EQ(at("--port"), "4321");
+  EXPECT_EQ(at("--cache-reuse"), "0") << "no chunk reuse after an edit";
+  EXPECT_EQ(at("--cache-ram"), "8192");
   EXPECT_EQ(argv[argv.size() - 2], "--foo; rm -rf /");
   EXPECT_EQ(argv.back(), "$(id)");
   for (const auto& a : argv) {
     EXPECT_EQ(a.find("secret"), std::string::npos) << "the API key never goes on the command line";
   }
+}
+
+TEST(LlamaServerStream, PromptProgressChunksAreNotTokens) {
+  // With return_progress, llama-server streams progress before the first token (server-facts
+  // §9); such a chunk carries empty content and no tokens.
+  const std::string progress =
+      R"({"index":0,"content":"","tokens":[],"stop":false,"id_slot":0,)"
+      R"("prompt_progress":{"total":512,"cache":0,"processed":256,"time_ms":40.5}})";
+  for (const auto& ev :
+       {decode_completion_event("", progress), decode_completion_event_dom("", progress)}) {
+    EXPECT_EQ(ev.type, CompletionEvent::Type::partial);
+    EXPECT_EQ(ev.tokens, 0);
+  }
+}
+
+TEST(ManagedServer, PromptCacheSettingsAreTheLastOfEachFlag) {
+  LlamaServerLaunch l;
+  l.binary = "llama-server";
+  EXPECT_EQ(prompt_cache_settings(llama_server_argv(l, 1)),
+            nlohmann::json({{"cache_reuse", 0}, {"cache_ram_mib", 8192}}));
+  l.extra_args = {"--cache-reuse", "256", "-cram", "0"};
+  EXPECT_EQ(prompt_cache_settings(llama_server_argv(l, 1)),
+            nlohmann::json({{"cache_reuse", 256}, {"cache_ram_mib", 0}}))
+      << "server.args override the pinned values";
+  EXPECT_EQ(prompt_cache_settings({"llama-server"}),
+            nlohmann::json({{"cache_reuse", nullptr}, {"cache_ram_mib", nullptr}}));
 }
 
 }  // namespace
