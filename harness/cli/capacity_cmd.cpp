@@ -37,6 +37,10 @@ void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
   cmd->add_option("--rounds", r.rounds, "Timed calls per level: rounds x conversations")
       ->capture_default_str();
   cmd->add_option("--max-tokens", r.max_tokens, "Tokens generated per call")->capture_default_str();
+  cmd->add_option("--replicates", r.replicates,
+                  "More measurements of the last passing and the first failing level, for the "
+                  "boundary's CI (0 to 10)")
+      ->capture_default_str();
   cmd->add_option("--model", r.model,
                   "A GGUF path or synthetic:<preset>; with --kind ollama, an Ollama model name")
       ->capture_default_str();

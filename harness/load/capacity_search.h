@@ -15,6 +15,7 @@ namespace kvbench::load {
 struct LevelMeasurement {
   std::optional<double> ttft_p90_ms;
   int not_ok = 0;
+  std::vector<double> ttft_ms;  // of every ok timed call: what the boundary's CI resamples
 };
 
 // One probed level, in probing order.

@@ -45,6 +45,34 @@ std::string answer_sentence(const json& c) {
                      answer == 1 ? "" : "s", answer == 1 ? "s" : "", limit, tail);
 }
 
+// " The TTFT p90, fitted as a non-decreasing curve of concurrency, reaches the limit at 5.4
+// conversations [95% CI 4.6, 6.0]: a cliff (p90 x3.10 over one step)."
+std::string boundary_sentence(const json& c) {
+  const json& b = c.value("boundary", json::object());
+  if (!b.contains("position")) {
+    return "";
+  }
+  if (!b["boundary"].is_number()) {
+    return fmt::format(
+        " The fitted TTFT p90 does not reach the limit within the measured levels "
+        "({}).",
+        b.value("position", std::string()));
+  }
+  std::string ci;
+  if (b["ci"].is_array()) {
+    ci =
+        fmt::format(" [95% CI {:.1f}, {:.1f}]", b["ci"][0].get<double>(), b["ci"][1].get<double>());
+  }
+  std::string shape = b.value("shape", std::string());
+  if (b["jump"].is_number()) {
+    shape += fmt::format(" (p90 x{:.2f} over the step)", b["jump"].get<double>());
+  }
+  return fmt::format(
+      " The TTFT p90, fitted as a non-decreasing curve of concurrency (replicates pooled), "
+      "reaches the limit at {:.1f} conversations{}: {}.",
+      b["boundary"].get<double>(), ci, shape);
+}
+
 // The measured KV buffer, resident peak or Ollama /api/ps size of the level that answered, when
 // it has them.
 std::string measured_sentence(const json& c, int level) {
@@ -123,7 +151,7 @@ void write_capacity_markdown(std::ostream& out, const json& c) {
     out << "The search did not finish; the levels below were measured.\n\n";
   } else {
     const int answer = c.value("answer", 0);
-    out << answer_sentence(c) << "\n\n"
+    out << answer_sentence(c) << boundary_sentence(c) << "\n\n"
         << capacity_kv_sentence(c, std::max(answer, 1)) << measured_sentence(c, answer) << "\n\n";
   }
   out << "| conversations | ok / calls | refused | TTFT ms p50 / p90 / p99 | inter-token ms p50 / "

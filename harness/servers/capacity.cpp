@@ -1,5 +1,7 @@
 #include "harness/servers/capacity.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
@@ -25,6 +27,9 @@ void check_request(const CapacityRequest& r) {
   }
   if (r.rounds < 1) {
     problems.emplace_back("kvbench capacity: --rounds: expected at least 1");
+  }
+  if (r.replicates < 0 || r.replicates > 10) {
+    problems.emplace_back("kvbench capacity: --replicates: expected 0 to 10");
   }
   if (r.kind != "llama-server" && r.kind != "ollama") {
     problems.push_back(
@@ -93,6 +98,11 @@ LevelRun run_level(const CapacityRequest& request, int level, const fs::path& di
   if (stats.contains("ttft_ms") && stats["ttft_ms"].is_object()) {
     out.measured.ttft_p90_ms = stats["ttft_ms"]["p90"].get<double>();
   }
+  for (const auto& c : loaded.calls) {
+    if (c.kind == CallKind::timed && c.ok() && c.client.ttft_ms) {
+      out.measured.ttft_ms.push_back(*c.client.ttft_ms);
+    }
+  }
   out.entry = {{"level", level},
                {"run_dir", summary.run_dir.filename().string()},
                {"complete", summary.complete},
@@ -112,6 +122,7 @@ json request_json(const CapacityRequest& r) {
           {"ttft_p90_ms", r.ttft_p90_ms},
           {"max", r.max},
           {"rounds", r.rounds},
+          {"replicates", r.replicates},
           {"max_tokens", r.max_tokens},
           {"model", r.model},
           {"seed", r.seed}};
@@ -149,6 +160,7 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
                  {"request", request_json(request)},
                  {"status", "running"},
                  {"levels", json::array()}};
+  std::map<int, std::vector<double>> samples;  // every TTFT of each level, replicates pooled
   const auto measure = [&](int level) {
     LevelRun lr = run_level(request, level, out.dir, options);
     if (!out.summary.contains("model") && lr.entry.contains("model")) {
@@ -157,6 +169,8 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
     lr.entry.erase("model");
     out.summary["levels"].push_back(lr.entry);
     results::write_json_atomic(out.dir / "capacity.json", out.summary);
+    auto& s = samples[level];
+    s.insert(s.end(), lr.measured.ttft_ms.begin(), lr.measured.ttft_ms.end());
     return lr.measured;
   };
   try {
@@ -178,6 +192,30 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
     levels[i]["passed"] = out.result.probes[i].passed;
     levels[i]["verdict"] = load::describe_probe(out.result.probes[i], request.ttft_p90_ms);
   }
+  // Replicates where the answer is decided: the last level that passed and the first that
+  // failed, measured again and pooled with their first measurement.
+  std::vector<int> near;
+  if (out.result.answer >= 1) {
+    near.push_back(out.result.answer);
+  }
+  if (out.result.first_failed) {
+    near.push_back(*out.result.first_failed);
+  }
+  for (int rep = 0; rep < request.replicates && !near.empty(); ++rep) {
+    for (const int level : near) {
+      const auto m = measure(level);
+      load::CapacityProbe probe{level, m, load::level_passes(m, request.ttft_p90_ms)};
+      levels.back()["replicate"] = rep + 1;
+      levels.back()["passed"] = probe.passed;
+      levels.back()["verdict"] = load::describe_probe(probe, request.ttft_p90_ms);
+    }
+  }
+  std::vector<load::LevelSamples> pooled;
+  for (const auto& [level, ttfts] : samples) {
+    pooled.push_back({level, ttfts});
+  }
+  out.boundary = load::estimate_boundary(pooled, request.ttft_p90_ms, request.seed);
+  out.summary["boundary"] = out.boundary;
   out.summary["answer"] = out.result.answer;
   out.summary["at_max"] = out.result.at_max;
   out.summary["first_failed"] =

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/load/capacity_boundary.h"
 #include "harness/load/capacity_search.h"
 #include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
@@ -26,6 +27,7 @@ struct CapacityRequest {
   int max = 16;               // the largest level probed
   int rounds = 3;             // timed calls per level = rounds x level
   int max_tokens = 16;
+  int replicates = 1;  // more measurements of the last passing and the first failing level
   std::string model = "synthetic:small";  // on Ollama: a model name the server has
   std::uint64_t seed = 42;
 };
@@ -38,7 +40,8 @@ scenario::Scenario capacity_level_scenario(const CapacityRequest& request, int l
 struct CapacityRun {
   std::filesystem::path dir;  // results_root/<UTC time>-capacity
   load::CapacityResult result;
-  nlohmann::json summary;  // what capacity.json holds
+  load::CapacityBoundary boundary;  // from every measurement, replicates pooled
+  nlohmann::json summary;           // what capacity.json holds
 };
 
 // Runs the search (load::search_capacity), one run folder per probed level under a new

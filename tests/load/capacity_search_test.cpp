@@ -25,7 +25,7 @@ struct Table {
 Table linear_table(int max_level) {
   Table t;
   for (int n = 1; n <= max_level; ++n) {
-    t.by_level[n] = {300.0 * n, 0};
+    t.by_level[n] = {300.0 * n, 0, {}};
   }
   return t;
 }
@@ -59,7 +59,7 @@ TEST(CapacitySearch, ALimitExactlyReachedFails) {
 
 TEST(CapacitySearch, LimitNeverMetAtOneAnswersZero) {
   Table t;
-  t.by_level[1] = {2500, 0};
+  t.by_level[1] = {2500, 0, {}};
   const auto r = search_capacity(16, 2000, std::ref(t));
   EXPECT_EQ(r.answer, 0);
   EXPECT_FALSE(r.at_max);
@@ -89,7 +89,7 @@ TEST(CapacitySearch, NoisyCurveGivesTheBoundaryFoundEachLevelOnce) {
   // Level 4 fails by noise although 8 would pass: doubling stops at 4, bisection tries 3; the
   // answer is a level that passed with the next level up failed, and 8 is never probed.
   Table t;
-  t.by_level = {{1, {100, 0}}, {2, {200, 0}}, {3, {2100, 0}}, {4, {2500, 0}}};
+  t.by_level = {{1, {100, 0, {}}}, {2, {200, 0, {}}}, {3, {2100, 0, {}}}, {4, {2500, 0, {}}}};
   const auto r = search_capacity(16, 2000, std::ref(t));
   EXPECT_EQ(r.answer, 2);
   EXPECT_EQ(r.first_failed, 3);
@@ -100,8 +100,8 @@ TEST(CapacitySearch, NoisyDipInsideTheBisectionKeepsTheLowerPass) {
   // 5 fails, 6 passes, 7 fails: the bisection between 4 and 8 probes 6 then 7, answering 6;
   // 5 is never probed.
   Table t;
-  t.by_level = {{1, {100, 0}},  {2, {200, 0}},  {4, {400, 0}},
-                {8, {2400, 0}}, {6, {1900, 0}}, {7, {2050, 0}}};
+  t.by_level = {{1, {100, 0, {}}},  {2, {200, 0, {}}},  {4, {400, 0, {}}},
+                {8, {2400, 0, {}}}, {6, {1900, 0, {}}}, {7, {2050, 0, {}}}};
   const auto r = search_capacity(16, 2000, std::ref(t));
   EXPECT_EQ(r.answer, 6);
   EXPECT_EQ(r.first_failed, 7);
@@ -110,14 +110,14 @@ TEST(CapacitySearch, NoisyDipInsideTheBisectionKeepsTheLowerPass) {
 
 TEST(CapacitySearch, RefusedCallsOrNoTtftFailALevel) {
   Table t;
-  t.by_level = {{1, {100, 0}}, {2, {150, 1}}};
+  t.by_level = {{1, {100, 0, {}}}, {2, {150, 1, {}}}};
   auto r = search_capacity(8, 2000, std::ref(t));
   EXPECT_EQ(r.answer, 1);
   EXPECT_EQ(describe_probe(r.probes[1], 2000), "failed: 1 call not ok");
   EXPECT_EQ(describe_probe(r.probes[0], 2000), "passed: p90 100.0 ms < 2000 ms");
 
   Table none;
-  none.by_level = {{1, {std::nullopt, 0}}};
+  none.by_level = {{1, {std::nullopt, 0, {}}}};
   r = search_capacity(8, 2000, std::ref(none));
   EXPECT_EQ(r.answer, 0);
   EXPECT_EQ(describe_probe(r.probes[0], 2000), "failed: no TTFT measured");
