@@ -1,0 +1,59 @@
+#pragma once
+// The state of the machine around one block, as far as it is readable: the CPU frequency
+// governor and current frequency (cpufreq in /sys), the load average, the CPU time stolen by a
+// hypervisor and the share of the CPUs busy between two samples (/proc/stat), and the clock and
+// temperature of each NVIDIA GPU where nvidia-smi works. A sample at the start and one at the end
+// of a block give what happened during it; warnings name a powersave governor and cores another
+// process held before the block started. The parsers are pure over the files' text.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvbench::measure {
+
+// The aggregate "cpu" line of /proc/stat, in clock ticks.
+struct CpuTimes {
+  std::uint64_t busy = 0;   // user + nice + system + irq + softirq
+  std::uint64_t idle = 0;   // idle + iowait
+  std::uint64_t steal = 0;  // taken by the hypervisor
+  std::uint64_t total() const { return busy + idle + steal; }
+};
+
+struct GpuClock {
+  int index = 0;
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> temperature_c;
+  friend bool operator==(const GpuClock&, const GpuClock&) = default;
+};
+
+struct MachineState {
+  std::string governor;               // of cpu0; "" when cpufreq is not readable
+  std::optional<double> cpu_mhz;      // mean current frequency over the CPUs that report one
+  std::optional<double> cpu_max_mhz;  // mean maximum frequency
+  std::optional<std::array<double, 3>> load_average;
+  std::optional<CpuTimes> cpu_times;
+  std::vector<GpuClock> gpus;
+};
+
+// The first line of /proc/stat ("cpu  user nice system idle iowait irq softirq steal ...").
+std::optional<CpuTimes> parse_cpu_times(std::string_view stat);
+// `nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu --format=csv,noheader,nounits` lines.
+std::vector<GpuClock> parse_gpu_clocks(std::string_view csv);
+
+// Reads this machine now. Never throws; what is unreadable stays empty.
+MachineState read_machine_state();
+
+// What a block's run.json entry records: both samples, the steal and busy shares between them,
+// and warnings (a powersave governor; a 1-minute load at the start above the usable cores).
+nlohmann::json block_machine_state(const MachineState& start, const MachineState& end,
+                                   int usable_cores);
+
+void to_json(nlohmann::json& j, const MachineState& s);
+
+}  // namespace kvbench::measure
