@@ -5,15 +5,14 @@
 
 namespace kvbench::plan::detail {
 
-namespace {
-
-// SplitMix64: decorrelates the generators of neighbouring sets.
 std::uint64_t set_seed(std::uint64_t seed, int set) {
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<std::uint64_t>(set) + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
 }
+
+namespace {
 
 // The variant names of one configuration's blocks in a set: forward, then reversed.
 std::vector<std::string> abba_order(const scenario::Scenario& s) {

@@ -111,15 +111,18 @@ Plan make_plan(const scenario::Scenario& s) {
   if (!s.variants.empty()) {
     return detail::make_variant_plan(s);
   }
-  Rng rng(s.seed);
   Plan plan;
   plan.seed = s.seed;
   const auto configs = detail::configs_of(s);
   // Each replica pass holds every configuration once, shuffled (blocked randomization of
-  // whole-plot units).
+  // whole-plot units). The first pass draws from the scenario's seed, each later one from its
+  // own (detail::set_seed), so more passes (precision on demand) leave the earlier ones as they
+  // were.
   for (int rep = 0; rep < s.block_repeats; ++rep) {
+    Rng rng(rep == 0 ? s.seed : detail::set_seed(s.seed, rep));
     std::vector<ServerConfig> order = configs;
     kvbench::shuffle(order.begin(), order.end(), rng);
+    const std::size_t first = plan.blocks.size();
     for (const auto& cfg : order) {
       Block b;
       b.index = static_cast<int>(plan.blocks.size());
@@ -127,9 +130,9 @@ Plan make_plan(const scenario::Scenario& s) {
       b.config = cfg;
       plan.blocks.push_back(std::move(b));
     }
-  }
-  for (auto& b : plan.blocks) {
-    detail::fill_block(b, s, rng);
+    for (std::size_t i = first; i < plan.blocks.size(); ++i) {
+      detail::fill_block(plan.blocks[i], s, rng);
+    }
   }
   detail::number_calls(plan);
   return plan;

@@ -12,6 +12,11 @@ std::vector<ServerConfig> configs_of(const scenario::Scenario& s);
 // Appends a block's warm-up calls, probes and shuffled rounds (seq not yet set).
 void fill_block(Block& b, const scenario::Scenario& s, Rng& rng);
 
+// The seed of block set `set` (SplitMix64 of the scenario's seed and the set): it decorrelates
+// neighbouring sets, and a set's blocks depend on nothing after it, so adding sets keeps the
+// earlier ones as they were.
+std::uint64_t set_seed(std::uint64_t seed, int set);
+
 // Numbers every call of the plan in order (seq) and links the two reads of each pair.
 void number_calls(Plan& plan);
 

@@ -177,6 +177,18 @@ void write_markdown(std::ostream& out, const RunReport& report) {
     out << fmt::format("- machine: {}, {} logical cores\n", m.value("cpu_model", "?"),
                        m.value("logical_cores", 0));
   }
+  std::vector<std::string> machine_warnings;
+  for (const auto& b : run.blocks) {
+    for (const auto& w : b.object("machine_state").value("warnings", json::array())) {
+      if (w.is_string() && std::find(machine_warnings.begin(), machine_warnings.end(),
+                                     w.get<std::string>()) == machine_warnings.end()) {
+        machine_warnings.push_back(w.get<std::string>());
+      }
+    }
+  }
+  for (const auto& w : machine_warnings) {
+    out << "- machine: " << w << "\n";
+  }
   int failed = 0;
   int flagged = 0;
   for (const auto& r : calls) {
@@ -187,6 +199,19 @@ void write_markdown(std::ostream& out, const RunReport& report) {
                      flagged);
   for (const auto& w : report.warnings) {
     out << "- warning: " << w << "\n";
+  }
+  if (const auto it = run.other.find("precision"); it != run.other.end() && it->is_object()) {
+    const json& p = *it;
+    const std::string achieved =
+        p.contains("half_width") && p["half_width"].is_number()
+            ? fmt::format("±{:.1f} %", 100 * p["half_width"].get<double>())
+            : "not estimable" + (p.contains("why") ? " (" + p.value("why", "") + ")" : "");
+    out << fmt::format(
+        "- precision: {} of {} {} after {} set{} and {} calls, target ±{:.1f} % "
+        "within {} calls: {}\n",
+        p.value("effect", "?"), p.value("metric", "?"), achieved, p.value("sets", 0),
+        p.value("sets", 0) == 1 ? "" : "s", p.value("calls", 0),
+        100 * p.value("target_half_width", 0.0), p.value("max_calls", 0), p.value("status", "?"));
   }
   out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
   write_conditions_markdown(out, report.conditions);

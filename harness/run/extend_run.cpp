@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/plan/plan.h"
 #include "harness/results/results.h"
+#include "harness/run/precision.h"
 #include "harness/run/runner.h"
 
 namespace kvbench::run {
@@ -37,6 +38,14 @@ void check_prefix(const fs::path& run_dir, const json& before, const json& after
 
 RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions& options,
                       RunContext& ctx) {
+  RunSummary summary = extend_run_once(run_dir, extra_sets, options, ctx);
+  const auto run = results::load_run(run_dir).run;
+  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
+  return until_precise(s, std::move(summary), options, ctx);
+}
+
+RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOptions& options,
+                           RunContext& ctx) {
   if (extra_sets < 1 || extra_sets > 100) {
     throw InputError(fmt::format("extend: {} sets: expected 1 to 100", extra_sets));
   }
@@ -46,10 +55,10 @@ RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions&
     throw InputError(fmt::format("{}: run.json has no scenario or plan", run_dir.string()));
   }
   auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
-  if (s.variants.empty()) {
+  if (s.variants.empty() && !s.precision.active()) {
     throw InputError(fmt::format(
-        "{}: the run compares no server variants: only a run with \"variants\" can be extended "
-        "by more block sets",
+        "{}: the run compares no server variants and asks for no precision: only a run with "
+        "\"variants\" or \"precision\" can be extended by more block sets",
         run_dir.string()));
   }
   const int sets_before = s.block_repeats;
@@ -70,7 +79,7 @@ RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions&
   run.plan = plan;
   run.status = "incomplete";
   results::write_json_atomic(run_dir / "run.json", json(run));
-  return resume_run(run_dir, options, ctx);
+  return resume_run_once(run_dir, options, ctx);
 }
 
 }  // namespace kvbench::run

@@ -9,6 +9,7 @@
 #include "harness/core/error.h"
 #include "harness/core/version.h"
 #include "harness/measure/machine.h"
+#include "harness/measure/machine_state.h"
 #include "harness/plan/plan.h"
 #include "harness/process/signals.h"
 #include "harness/prompt/edit.h"
@@ -16,6 +17,7 @@
 #include "harness/results/results.h"
 #include "harness/run/call_records.h"
 #include "harness/run/concurrent_block.h"
+#include "harness/run/precision.h"
 #include "harness/run/progress.h"
 
 namespace kvbench::run {
@@ -238,6 +240,10 @@ void Runner::run_block(const plan::Block& block) {
   info.num_ctx = block.config.num_ctx;
   info.cache_type = block.config.cache_type;
   info.variant = block.config.variant;
+  std::optional<measure::MachineState> state_at_start;
+  if (ctx_.machine_state) {
+    state_at_start = ctx_.machine_state();
+  }
   std::unique_ptr<BlockServer> server;
   try {
     server = session_->open(block, run_dir_, info);
@@ -254,6 +260,10 @@ void Runner::run_block(const plan::Block& block) {
       run_calls(*server, block, info);
     }
     server->close(info);
+  }
+  if (state_at_start) {
+    info.detail["machine_state"] = measure::block_machine_state(
+        *state_at_start, ctx_.machine_state(), run_json_.machine.value("usable_cores", 0));
   }
   run_json_.blocks.push_back(std::move(info));
   save_run_json();
@@ -336,10 +346,17 @@ RunSummary Runner::run() {
 
 RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx) {
   Runner runner(s, options, ctx);
-  return runner.run();
+  return until_precise(s, runner.run(), options, ctx);
 }
 
 RunSummary resume_run(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {
+  RunSummary summary = resume_run_once(run_dir, options, ctx);
+  const auto run = results::load_run(run_dir).run;
+  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
+  return until_precise(s, std::move(summary), options, ctx);
+}
+
+RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {
   ResumeState state;
   state.run_dir = run_dir;
   const results::LoadedRun loaded = results::load_run(run_dir);

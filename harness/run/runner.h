@@ -10,6 +10,7 @@
 
 #include "harness/core/clock.h"
 #include "harness/http/transport.h"
+#include "harness/measure/machine_state.h"
 #include "harness/run/server_session.h"
 #include "harness/scenario/scenario.h"
 
@@ -46,6 +47,9 @@ struct RunContext {
   std::function<std::unique_ptr<ServerSession>(const scenario::Scenario&, const RunOptions&,
                                                http::Transport&, const std::string& run_id)>
       session;
+  // Samples the machine (governor, frequency, load, steal, GPU clocks) before and after each
+  // block; empty: nothing is recorded.
+  std::function<measure::MachineState()> machine_state;
 };
 
 // Applies the option overrides to a scenario (url, model, binary).
@@ -63,10 +67,17 @@ RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& op
                       RunContext& ctx);
 
 // Adds `extra_sets` counterbalanced block sets of every variant (ABBA...) to a finished run of a
-// scenario with variants, and runs them into the same folder with the run's own id (the plan of
-// the earlier sets stays as it was). Throws InputError when the folder is no kvbench run, its
-// scenario has no variants, or extra_sets < 1.
+// scenario with variants (or sets of every configuration to a run with precision), and runs them
+// into the same folder with the run's own id (the plan of the earlier sets stays as it was).
+// Throws InputError when the folder is no kvbench run, its scenario has neither variants nor
+// precision, or extra_sets < 1.
 RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
                       const RunOptions& options, RunContext& ctx);
+
+// resume_run and extend_run without precision's continuation (precision.h drives these).
+RunSummary resume_run_once(const std::filesystem::path& run_dir, const RunOptions& options,
+                           RunContext& ctx);
+RunSummary extend_run_once(const std::filesystem::path& run_dir, int extra_sets,
+                           const RunOptions& options, RunContext& ctx);
 
 }  // namespace kvbench::run

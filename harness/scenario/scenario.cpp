@@ -216,11 +216,60 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
   }
 }
 
+void parse_precision(Checker& c, const json& v, Precision& p) {
+  if (!v.is_object()) {
+    c.problem("precision", fmt::format("expected an object like {{\"metric\": \"ttft_ms\", "
+                                       "\"half_width\": 0.02, \"max_calls\": 400}}, got {}",
+                                       Checker::describe(v)));
+    return;
+  }
+  c.keys(v, "precision", {"metric", "effect", "half_width", "max_calls"});
+  const std::vector<std::string> metrics = {"ttft_ms", "server_prompt_ms", "decode_tps",
+                                            "server_decode_tps"};
+  if (!v.contains("metric")) {
+    c.problem("precision.metric",
+              "missing: name the metric, one of ttft_ms, server_prompt_ms, "
+              "decode_tps, server_decode_tps");
+  } else if (const auto m = c.string(v["metric"], "precision.metric", false)) {
+    if (std::find(metrics.begin(), metrics.end(), *m) == metrics.end()) {
+      c.problem("precision.metric",
+                fmt::format("'{}': expected one of ttft_ms, server_prompt_ms, decode_tps, "
+                            "server_decode_tps",
+                            *m));
+    } else {
+      p.metric = *m;
+    }
+  }
+  if (v.contains("effect")) {
+    p.effect = c.string(v["effect"], "precision.effect", false).value_or(p.effect);
+  }
+  if (!v.contains("half_width")) {
+    c.problem("precision.half_width",
+              "missing: the target CI half-width as a fraction of the "
+              "estimate, in (0, 1], e.g. 0.02");
+  } else if (const json& h = v["half_width"];
+             !h.is_number() || h.get<double>() <= 0 || h.get<double>() > 1) {
+    c.problem("precision.half_width",
+              fmt::format("expected a fraction of the estimate in (0, 1], e.g. 0.02, got {}",
+                          Checker::describe(h)));
+  } else {
+    p.half_width = h.get<double>();
+  }
+  if (!v.contains("max_calls")) {
+    c.problem("precision.max_calls", "missing: the most calls the run may make, 1 to 100000");
+  } else {
+    p.max_calls = c.integer(v["max_calls"], "precision.max_calls", 1, 100000).value_or(0);
+  }
+}
+
 void parse_top(Checker& c, const json& doc, Scenario& s) {
-  c.keys(
-      doc, "",
-      {"name", "description", "server", "factors", "repeats", "block_repeats", "seed", "max_tokens",
-       "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate", "concurrency"});
+  c.keys(doc, "",
+         {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
+          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate",
+          "concurrency", "precision"});
+  if (doc.contains("precision")) {
+    parse_precision(c, doc["precision"], s.precision);
+  }
   if (!doc.contains("name")) {
     c.problem("name", "missing: give the scenario a name");
   } else {
@@ -296,6 +345,39 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
 // slot to themselves. An attached llama-server has a fixed number of slots that stream k is
 // pinned to; an attached Ollama takes any number of streams (those beyond its
 // OLLAMA_NUM_PARALLEL wait in its queue, which is measured).
+// The effect precision names must be a term of the headline model this scenario gives.
+void check_precision(Checker& c, const Scenario& s) {
+  const Precision& p = s.precision;
+  if (!p.active()) {
+    return;
+  }
+  if (!s.variants.empty()) {
+    c.problem("precision",
+              "a run of server variants adds counterbalanced sets through `kvbench "
+              "gate` (or `kvbench run --extend`): remove precision");
+  }
+  const auto& f = s.factors;
+  const auto has = [](const auto& v, const auto& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  bool known = false;
+  if (p.effect == "prompt_ktokens") {
+    known = f.prompt_tokens.size() >= 2;
+  } else if (p.effect == "num_ctx_k") {
+    known = f.num_ctx.size() >= 2;
+  } else if (p.effect.starts_with("cache_type=")) {
+    const std::string type = p.effect.substr(11);
+    known = type != "f16" && has(f.cache_type, type) && has(f.cache_type, std::string("f16"));
+  }
+  if (!known) {
+    c.problem("precision.effect",
+              fmt::format("'{}' is no effect of this scenario: expected prompt_ktokens (with two "
+                          "or more prompt_tokens), num_ctx_k (two or more num_ctx) or "
+                          "cache_type=<type> (a type measured against f16)",
+                          p.effect));
+  }
+}
+
 void check_concurrency(Checker& c, const Scenario& s) {
   if (!s.concurrency.active()) {
     return;
@@ -352,6 +434,7 @@ void check_consistency(Checker& c, Scenario& s) {
               "'unique_first_line': false");
   }
   check_concurrency(c, s);
+  check_precision(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -445,6 +528,12 @@ json to_json(const Scenario& s) {
               {"unique_first_line", s.unique_first_line},
               {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
   detail::add_variants_and_gate(s, out);
+  if (s.precision.active()) {
+    out["precision"] = {{"metric", s.precision.metric},
+                        {"effect", s.precision.effect},
+                        {"half_width", s.precision.half_width},
+                        {"max_calls", s.precision.max_calls}};
+  }
   if (s.concurrency.active()) {
     out["concurrency"] = to_json(s.concurrency);
   }

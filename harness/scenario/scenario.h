@@ -54,6 +54,17 @@ struct Probes {
   int prompt_tokens = 256;
 };
 
+// Precision on demand: after the planned calls, more sets of blocks (each server configuration
+// once more, its rounds shuffled afresh) run until the CI of `effect` in `metric`'s headline model
+// is narrower than ± half_width of its estimate, or `max_calls` calls have run.
+struct Precision {
+  std::string metric;                     // ttft_ms, server_prompt_ms, decode_tps, ...
+  std::string effect = "prompt_ktokens";  // a headline term: prompt_ktokens, num_ctx_k, ...
+  double half_width = 0.0;                // relative: 0.02 is ±2 % of the estimate; 0: off
+  int max_calls = 0;
+  bool active() const { return half_width > 0; }
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -71,6 +82,7 @@ struct Scenario {
   Concurrency concurrency;        // calls in flight at once; one by default
   std::vector<Variant> variants;  // empty: one server, no comparison
   GateConfig gate;
+  Precision precision;
   nlohmann::json resolved;  // the scenario with every default filled in
 };
 

@@ -59,8 +59,11 @@ void fill_fit_quality(const Eigen::VectorXd& y, OlsFit& fit) {
   fit.residual_se = std::sqrt(fit.rss / fit.df);
   fit.cv_resid = fit.mean_y != 0.0 ? fit.residual_se / fit.mean_y : kNaN;
   fit.f_df1 = model_df;
-  if (model_df > 0.0) {
-    fit.f_statistic = ((fit.tss - fit.rss) / model_df) / (fit.rss / fit.df);
+  const double f = model_df > 0.0 ? ((fit.tss - fit.rss) / model_df) / (fit.rss / fit.df) : kNaN;
+  // An F below 0 (a design whose constant column is not the model's intercept, as in a weighted,
+  // linearised fit) or a perfect fit has no F test.
+  if (std::isfinite(f) && f >= 0.0) {
+    fit.f_statistic = f;
     fit.f_p = f_upper_tail(fit.f_statistic, model_df, fit.df);
   } else {
     fit.f_statistic = kNaN;

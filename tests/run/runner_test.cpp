@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/plan/plan.h"
 #include "harness/results/results.h"
+#include "harness/scenario/scenario.h"
 #include "tests/support/fake_server.h"
 #include "tests/support/scripted_transport.h"
 
@@ -58,11 +61,14 @@ class Bench {
   std::vector<http::Request> concurrent_requests;
   RunOptions options;
   RunContext ctx{
-      clock, clock, transport,
+      clock,
+      clock,
+      transport,
       [this] { return std::make_unique<ScriptedConcurrentTransport>(clock, concurrent_requests); },
       [this](const scenario::Scenario&, const RunOptions&, http::Transport&, const std::string&) {
         return std::make_unique<FakeSession>(script, clock);
-      }};
+      },
+      {}};  // no machine state unless a test scripts one
 
  private:
   fs::path root_ =
@@ -94,6 +100,79 @@ std::set<std::string> nonces(const std::vector<CallRecord>& rs) {
     out.insert(r.nonce);
   }
   return out;
+}
+
+TEST(Runner, RecordsTheMachineStateAroundEachBlock) {
+  Bench b;
+  int samples = 0;
+  b.ctx.machine_state = [&] {
+    measure::MachineState m;
+    m.governor = samples == 0 ? "powersave" : "performance";
+    m.cpu_times = measure::CpuTimes{100U + 50U * static_cast<unsigned>(samples), 100, 0};
+    ++samples;
+    return m;
+  };
+  const auto summary = b.run(kSequential);
+  EXPECT_EQ(samples, 2) << "one sample before the block, one after";
+  const json block = run_json_of(summary)["blocks"][0];
+  ASSERT_TRUE(block.contains("machine_state")) << block.dump();
+  EXPECT_EQ(block["machine_state"]["start"]["governor"], "powersave");
+  EXPECT_EQ(block["machine_state"]["end"]["governor"], "performance");
+  EXPECT_DOUBLE_EQ(block["machine_state"]["busy_share"].get<double>(), 1.0);
+  ASSERT_EQ(block["machine_state"]["warnings"].size(), 1U);
+  EXPECT_NE(block["machine_state"]["warnings"][0].get<std::string>().find("powersave"),
+            std::string::npos);
+}
+
+// TTFT 40 ms + 1 ms per prompt token, give or take up to 5 % (a fixed pattern over the calls).
+std::chrono::microseconds sloped_ttft(std::size_t tokens, int call) {
+  const double jitter = 0.01 * static_cast<double>((call * 7919) % 11 - 5);
+  return std::chrono::microseconds(
+      static_cast<long>((40'000.0 + 1'000.0 * static_cast<double>(tokens)) * (1 + jitter)));
+}
+
+std::string with_precision(double half_width, int max_calls) {
+  std::string s = kSequential;
+  s.insert(s.rfind('}'), fmt::format(R"(, "precision": {{"metric": "ttft_ms", "half_width": {},
+    "max_calls": {}}})",
+                                     half_width, max_calls));
+  return s;
+}
+
+TEST(Runner, PrecisionReachedStopsAfterThePlannedCalls) {
+  Bench b;
+  b.script.ttft_of = sloped_ttft;
+  const auto summary = b.run(with_precision(0.5, 1000));
+  const json run = run_json_of(summary);
+  ASSERT_TRUE(run.contains("precision")) << run.dump();
+  EXPECT_EQ(run["precision"]["status"], "reached");
+  EXPECT_EQ(run["precision"]["checks"].size(), 1U);
+  EXPECT_LE(run["precision"]["half_width"].get<double>(), 0.5);
+  EXPECT_EQ(run["scenario"]["block_repeats"], 1);
+  EXPECT_EQ(records_of(summary).size(), 7U);
+}
+
+TEST(Runner, PrecisionAddsSetsUntilTheBudgetAndSaysSo) {
+  Bench b;
+  b.script.ttft_of = sloped_ttft;
+  // One set is 7 calls; a budget of 14 allows one more set and no third.
+  const auto summary = b.run(with_precision(1e-9, 14));
+  const json run = run_json_of(summary);
+  EXPECT_EQ(run["precision"]["status"], "budget spent");
+  ASSERT_EQ(run["precision"]["checks"].size(), 2U);
+  EXPECT_EQ(run["precision"]["checks"][0]["status"], "continuing");
+  EXPECT_EQ(run["precision"]["calls"], 14);
+  EXPECT_EQ(run["scenario"]["block_repeats"], 2);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 14U);
+  EXPECT_EQ(nonces(rs).size(), rs.size()) << "every call of every set has its own first line";
+  EXPECT_EQ(b.script.opened, (std::vector<int>{0, 1})) << "the second set is one more block";
+  // The first set is the plan of the scenario without precision, call for call.
+  EXPECT_EQ(
+      run["plan"]["blocks"][0],
+      plan::to_json(plan::make_plan(scenario::parse_scenario(kSequential, "s.json")))["blocks"][0]);
+  EXPECT_EQ(run["precision"]["checks"][0]["calls"], 7);
+  EXPECT_EQ(run["precision"]["checks"][1]["sets"], 2);
 }
 
 TEST(Runner, RecordsEverySequentialCallWithItsKindAndTimings) {

@@ -173,6 +173,56 @@ TEST(DriftModel, AStepSlowDownLeavesAutocorrelatedResiduals) {
   EXPECT_LT(saturated(step).fit.durbin_watson, 1.0);
 }
 
+TEST(DriftModel, StoppingOnTheCiWidthKeepsItsCoverage) {
+  // Precision on demand: sets of 10 shuffled calls (two rounds of five lengths) are added until
+  // the average cost per 1,000 tokens is known to ±2 % or 12 sets have run; 3 % noise and a
+  // smooth slow-down. The CI at the stop covers the truth as often as a fixed-size run's would.
+  const double truth = 1300.0 + 250.0 * 2.25;
+  const int sims = 200;
+  int covered = 0;
+  int stopped_early = 0;
+  for (int i = 0; i < sims; ++i) {
+    Rng rng(5000 + static_cast<std::uint64_t>(i));
+    boost::random::normal_distribution<double> e(0.0, 0.03);
+    std::vector<double> levels;
+    for (int set = 0; set < 12; ++set) {
+      const auto block = sim::blocked_levels({0.25, 0.5, 1.0, 1.5, 2.0}, 2, rng);
+      levels.insert(levels.end(), block.begin(), block.end());
+    }
+    std::vector<double> y_all;
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+      const double t = 0.2 * static_cast<double>(k);
+      y_all.push_back(prefill_ms(levels[k]) * std::exp(0.03 * t) * (1.0 + e(rng)));
+    }
+    for (int sets = 2; sets <= 12; ++sets) {
+      const auto n = static_cast<Eigen::Index>(10 * sets);
+      Eigen::MatrixXd x(n, 3);
+      Eigen::VectorXd t(n);
+      Eigen::VectorXd y(n);
+      for (Eigen::Index k = 0; k < n; ++k) {
+        const double l = levels[static_cast<std::size_t>(k)];
+        x.row(k) << 1.0, l, l * l;
+        t(k) = 0.2 * static_cast<double>(k);
+        y(k) = y_all[static_cast<std::size_t>(k)];
+      }
+      const auto f = fit_drift_smooth(x, kShape, t, y, 3);
+      Eigen::VectorXd a = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(f.fit.p));
+      a.head(3) << 0, 1, 2.25;
+      const auto c = f.combination(a);
+      const double half = (c.ci.upper - c.ci.lower) / 2 / std::abs(c.estimate);
+      if (half <= 0.02 || sets == 12) {
+        covered += c.ci.lower <= truth && truth <= c.ci.upper ? 1 : 0;
+        stopped_early += sets < 12 ? 1 : 0;
+        break;
+      }
+    }
+  }
+  const double coverage = covered / static_cast<double>(sims);
+  EXPECT_GT(coverage, 0.90) << coverage;
+  EXPECT_LT(coverage, 0.99) << coverage;
+  EXPECT_GT(stopped_early, sims / 2) << "the target is reachable within the budget";
+}
+
 TEST(DriftModel, RefusesTooFewCallsAndMismatchedColumns) {
   const auto r = simulate(3, 0.01, [](double) { return 1.0; });
   EXPECT_THROW(fit_drift(r.x.topRows(4), kShape, r.t.topRows(4), kTime, r.y.head(4)), Error);

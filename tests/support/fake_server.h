@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,7 +27,9 @@ namespace kvbench::test_support {
 
 // What the fake server does, and what it saw.
 struct FakeScript {
-  std::chrono::milliseconds ttft{100};      // sent -> first token
+  std::chrono::milliseconds ttft{100};  // sent -> first token
+  // When set, the time to first token of complete() call `call` with a prompt of `tokens` ids.
+  std::function<std::chrono::microseconds(std::size_t tokens, int call)> ttft_of;
   std::chrono::milliseconds token_gap{10};  // between tokens
   backend::Capabilities capabilities{.token_ids = true, .slot_pinning = true};
   std::set<int> failing_calls;        // complete() calls (0-based, over the run) that fail
@@ -66,7 +69,11 @@ class FakeBackend final : public backend::Backend {
     }
     const auto prompt = ids(spec.prompt);
     r.trace.request_out = r.trace.sent;
-    clock_.advance(script_.ttft);
+    if (script_.ttft_of) {
+      clock_.advance(script_.ttft_of(prompt.size(), call));
+    } else {
+      clock_.advance(script_.ttft);
+    }
     r.trace.first_byte = clock_.now();
     for (int i = 0; i < spec.max_tokens; ++i) {
       if (i > 0) {

@@ -1,0 +1,109 @@
+#include "harness/run/precision.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/analysis.h"
+#include "harness/core/clock.h"
+#include "harness/plan/plan.h"
+#include "harness/process/signals.h"
+
+namespace kvbench::run {
+
+using nlohmann::json;
+
+namespace {
+
+// Calls one more set adds: the plan's calls per set.
+std::size_t calls_per_set(const scenario::Scenario& s) {
+  const auto plan = plan::make_plan(s);
+  return plan.call_count() / static_cast<std::size_t>(std::max(1, s.block_repeats));
+}
+
+void record(const std::filesystem::path& run_dir, const json& status) {
+  auto loaded = results::load_run(run_dir);
+  json& p = loaded.run.other["precision"];
+  json history = p.is_object() ? p.value("checks", json::array()) : json::array();
+  history.push_back(status);
+  p = status;
+  p["checks"] = history;
+  results::write_json_atomic(run_dir / "run.json", json(loaded.run));
+}
+
+}  // namespace
+
+PrecisionCheck check_precision(const results::LoadedRun& run, const scenario::Precision& p) {
+  PrecisionCheck out;
+  const auto a = analysis::analyze(run.calls, run.run.seed());
+  for (const auto& m : a.models) {
+    if (m.metric != p.metric) {
+      continue;
+    }
+    if (!m.slowdown) {
+      out.why = m.slowdown_error.empty() ? m.error : m.slowdown_error;
+      return out;
+    }
+    for (const auto& e : m.slowdown->effects) {
+      if (e.term == p.effect) {
+        out.estimate = e.estimate;
+        out.ci = e.ci;
+        if (e.estimate != 0) {
+          out.half_width = (e.ci.upper - e.ci.lower) / 2 / std::abs(e.estimate);
+        }
+        return out;
+      }
+    }
+    out.why = fmt::format("the model of {} has no term {}", p.metric, p.effect);
+    return out;
+  }
+  out.why = fmt::format("no timed call measured {}", p.metric);
+  return out;
+}
+
+RunSummary until_precise(const scenario::Scenario& s, RunSummary summary, const RunOptions& options,
+                         RunContext& ctx) {
+  const scenario::Precision& p = s.precision;
+  if (!p.active()) {
+    return summary;
+  }
+  const std::size_t per_set = calls_per_set(s);
+  while (true) {
+    const auto loaded = results::load_run(summary.run_dir);
+    const auto check = check_precision(loaded, p);
+    const auto sets = loaded.run.scenario.value("block_repeats", 1);
+    const std::size_t calls = loaded.calls.size();
+    json status = {
+        {"metric", p.metric},       {"effect", p.effect}, {"target_half_width", p.half_width},
+        {"max_calls", p.max_calls}, {"sets", sets},       {"calls", calls},
+        {"at", utc_now_rfc3339()}};
+    if (check.estimate && check.ci) {
+      status["estimate"] = *check.estimate;
+      status["ci"] = {check.ci->lower, check.ci->upper};
+    }
+    if (check.half_width) {
+      status["half_width"] = *check.half_width;
+    }
+    if (!check.why.empty()) {
+      status["why"] = check.why;
+    }
+    std::string outcome;
+    if (check.half_width && *check.half_width <= p.half_width) {
+      outcome = "reached";
+    } else if (process::stop_requested() || !summary.complete) {
+      outcome = "interrupted";
+    } else if (calls + per_set > static_cast<std::size_t>(p.max_calls)) {
+      outcome = "budget spent";
+    } else if (sets >= 100) {
+      outcome = "set limit (100) reached";
+    }
+    status["status"] = outcome.empty() ? "continuing" : outcome;
+    record(summary.run_dir, status);
+    if (!outcome.empty()) {
+      return summary;
+    }
+    summary = extend_run_once(summary.run_dir, 1, options, ctx);
+  }
+}
+
+}  // namespace kvbench::run
