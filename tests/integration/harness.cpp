@@ -97,9 +97,9 @@ std::vector<int> processes_with(const std::string& needle) {
 }
 
 process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port,
-                                    const std::filesystem::path& log, int threads) {
+                                    const std::filesystem::path& log, int threads, int ctx) {
   process::SpawnSpec spec;
-  spec.argv = {llama_server_path(), "-m", model.string(), "-c", "1024", "-np", "1"};
+  spec.argv = {llama_server_path(), "-m", model.string(), "-c", std::to_string(ctx), "-np", "1"};
   if (threads > 0) {
     spec.argv.insert(spec.argv.end(), {"-t", std::to_string(threads)});
   }

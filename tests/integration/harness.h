@@ -42,9 +42,10 @@ nlohmann::json read_json(const std::filesystem::path& path);
 std::vector<CallRecord> read_calls(const std::filesystem::path& run_dir);
 
 // A llama-server started by hand (as a user would) on 127.0.0.1:`port`, serving `model` with a
-// 1024-token window and one slot; `threads` > 0 adds -t. Its log goes to `log`.
+// `ctx`-token window and one slot; `threads` > 0 adds -t. Its log goes to `log`.
 process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port,
-                                    const std::filesystem::path& log, int threads = 0);
+                                    const std::filesystem::path& log, int threads = 0,
+                                    int ctx = 1024);
 
 // Runs `kvbench run scenario --results results -q` until it succeeds (servers started by hand
 // may still be loading), at most 50 times 200 ms apart; the last result either way.
