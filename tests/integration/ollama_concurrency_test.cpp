@@ -245,7 +245,11 @@ TEST(OllamaConcurrency, CapacityStartsAFreshServePerLevelWithThatManySlots) {
   EXPECT_EQ(cap["request"]["kind"], "ollama");
   EXPECT_EQ(cap["answer"], 2);
   EXPECT_EQ(cap["at_max"], true);
-  ASSERT_EQ(cap["levels"].size(), 2U);
+  // Levels 1 and 2, then level 2 (the answer) once more for the boundary's CI.
+  ASSERT_EQ(cap["levels"].size(), 3U);
+  EXPECT_EQ(cap["levels"][2]["level"], 2);
+  EXPECT_EQ(cap["levels"][2]["replicate"], 1);
+  EXPECT_EQ(cap["boundary"]["position"], "above the measured levels");
   std::map<int, std::int64_t> size;
   for (const auto& level : cap["levels"]) {
     const int n = level["level"].get<int>();
