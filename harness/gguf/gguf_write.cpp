@@ -14,7 +14,7 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "GGUF is read and written in host order");
 
-constexpr std::array<std::uint8_t, 4> kMagic{'G', 'G', 'U', 'F'};
+constexpr std::array<std::uint8_t, 4> kMagicBytes{'G', 'G', 'U', 'F'};
 
 class ByteWriter {
  public:
@@ -96,7 +96,7 @@ void check_writable(const GgufFile& file) {
 std::vector<std::uint8_t> serialize_header(const GgufFile& file) {
   check_writable(file);
   const std::uint32_t align = alignment(file);
-  std::vector<std::uint8_t> out(kMagic.begin(), kMagic.end());
+  std::vector<std::uint8_t> out(kMagicBytes.begin(), kMagicBytes.end());
   ByteWriter w(out);
   w.put<std::uint32_t>(file.version);
   w.put<std::uint64_t>(file.tensors.size());

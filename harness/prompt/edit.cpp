@@ -29,8 +29,8 @@ std::vector<std::string> candidates_for(std::string_view word) {
 
 // Index of the word whose start token is nearest to `target`, counting the tokens of each prefix
 // tried (without its trailing spaces).
-std::size_t nearest_word(const std::string& text, const std::vector<Word>& words, int target,
-                         const TokenizeFn& tokenize, int& calls) {
+std::size_t nearest_word_by_ids(const std::string& text, const std::vector<Word>& words, int target,
+                                const TokenizeFn& tokenize, int& calls) {
   return prompt::nearest_word(words.size(), target, [&](std::size_t w) {
     std::string prefix = text.substr(0, words[w].pos);
     while (!prefix.empty() && prefix.back() == ' ') {
@@ -97,7 +97,7 @@ Edit edit_word_at(const std::string& text, const std::vector<int>& ids, double f
   const int n = static_cast<int>(ids.size());
   const int target = std::clamp(static_cast<int>(std::lround(fraction * n)), 0, n - 1);
   int calls = 0;
-  const auto w0 = static_cast<long>(nearest_word(text, words, target, tokenize, calls));
+  const auto w0 = static_cast<long>(nearest_word_by_ids(text, words, target, tokenize, calls));
   Edit first;
   bool have_first = false;
   // The nearest word first, then its neighbours, alternating outwards.

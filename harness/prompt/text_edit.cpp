@@ -49,8 +49,8 @@ std::string first_letter_changed(std::string_view word) {
 }
 
 // Index of the word whose start's estimated token index is nearest to `target`.
-std::size_t nearest_word(const std::string& text, const std::vector<Word>& words, int target,
-                         const CountFn& count) {
+std::size_t nearest_word_by_count(const std::string& text, const std::vector<Word>& words,
+                                  int target, const CountFn& count) {
   return prompt::nearest_word(words.size(), target, [&](std::size_t w) {
     return count(std::string_view(text).substr(0, words[w].pos));
   });
@@ -113,7 +113,7 @@ TextEdit edit_word_by_text(const std::string& text, double fraction, const Count
   }
   const int n = count(text);
   const int target = std::clamp(static_cast<int>(std::lround(fraction * n)), 0, std::max(n - 1, 0));
-  const auto w0 = static_cast<long>(nearest_word(text, words, target, count));
+  const auto w0 = static_cast<long>(nearest_word_by_count(text, words, target, count));
   // The nearest word first, then its neighbours, alternating outwards.
   for (long step = 0; step < kNeighbourSteps; ++step) {
     const long w = w0 + (step % 2 == 0 ? step / 2 : -(step + 1) / 2);

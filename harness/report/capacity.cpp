@@ -14,12 +14,12 @@ using nlohmann::json;
 
 namespace {
 
-std::string mib(double bytes) {
+std::string capacity_mib(double bytes) {
   return fmt::format("{:.2f}", bytes / (1024.0 * 1024.0));
 }
 
 std::string mib_of(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? mib(j[key].get<double>()) : "-";
+  return j.contains(key) && j[key].is_number() ? capacity_mib(j[key].get<double>()) : "-";
 }
 
 std::string pct(const json& stats, const char* metric) {
@@ -84,16 +84,16 @@ std::string measured_sentence(const json& c, int level) {
     std::vector<std::string> parts;
     if (b.contains("kv_bytes_logged")) {
       parts.push_back(fmt::format("the server logged {} MiB of KV buffer",
-                                  mib(b["kv_bytes_logged"].get<double>())));
+                                  capacity_mib(b["kv_bytes_logged"].get<double>())));
     }
     if (b.contains("ps_size_bytes")) {
       parts.push_back(
           fmt::format("Ollama's /api/ps size was {} MiB (weights, KV cache and buffers)",
-                      mib(b["ps_size_bytes"].get<double>())));
+                      capacity_mib(b["ps_size_bytes"].get<double>())));
     }
     if (b.contains("peak_rss_bytes")) {
       parts.push_back(fmt::format("its resident memory peaked at {} MiB",
-                                  mib(b["peak_rss_bytes"].get<double>())));
+                                  capacity_mib(b["peak_rss_bytes"].get<double>())));
     }
     if (parts.empty()) {
       return "";
@@ -135,7 +135,7 @@ std::string capacity_kv_sentence(const json& capacity, int conversations) {
       "KV arithmetic: {} conversation{} of {} tokens need {} MiB of KV cache at {} with this "
       "model ({} cells x {} bytes per token).",
       conversations, conversations == 1 ? "" : "s", r.value("ctx", 0),
-      mib(static_cast<double>(*bytes)), type, kv::cache_cells(layout),
+      capacity_mib(static_cast<double>(*bytes)), type, kv::cache_cells(layout),
       *bytes / kv::cache_cells(layout));
 }
 
@@ -167,7 +167,7 @@ void write_capacity_markdown(std::ostream& out, const json& c) {
         "| {} | {} / {} | {} | {} | {} | {:.1f} | {:.1f} | {} | {} | {} | {} | {} |\n", level,
         s.value("ok", 0), s.value("calls", 0), s.value("refused", 0), pct(s, "ttft_ms"),
         pct(s, "itl_ms"), s.value("prompt_tok_per_s", 0.0), s.value("decode_tok_per_s", 0.0),
-        kv ? mib(static_cast<double>(*kv)) : "-", mib_of(b, "kv_bytes_logged"),
+        kv ? capacity_mib(static_cast<double>(*kv)) : "-", mib_of(b, "kv_bytes_logged"),
         mib_of(b, "peak_rss_bytes"), l.value("verdict", std::string("-")),
         l.value("run_dir", std::string()));
   }

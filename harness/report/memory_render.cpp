@@ -28,7 +28,7 @@ std::string mib(const std::optional<double>& v) {
 }
 
 template <typename T>
-json opt(const std::optional<T>& v) {
+json json_opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
@@ -163,13 +163,13 @@ json memory_json(const MemoryAnalysis& a) {
                       {"num_ctx", r.num_ctx},
                       {"cells", r.cells},
                       {"cache_type", r.cache_type},
-                      {"kv_logged_bytes", opt(r.kv_logged_bytes)},
-                      {"kv_arithmetic_bytes", opt(r.kv_arithmetic_bytes)},
-                      {"rss_after_load_bytes", opt(r.rss_after_load_bytes)},
-                      {"rss_after_longest_prompt_bytes", opt(r.rss_after_longest_bytes)},
+                      {"kv_logged_bytes", json_opt(r.kv_logged_bytes)},
+                      {"kv_arithmetic_bytes", json_opt(r.kv_arithmetic_bytes)},
+                      {"rss_after_load_bytes", json_opt(r.rss_after_load_bytes)},
+                      {"rss_after_longest_prompt_bytes", json_opt(r.rss_after_longest_bytes)},
                       {"longest_prompt_tokens", r.longest_prompt_tokens},
-                      {"peak_rss_bytes", opt(r.peak_rss_bytes)},
-                      {"gpu_after_load_bytes", opt(r.gpu_after_load_bytes)},
+                      {"peak_rss_bytes", json_opt(r.peak_rss_bytes)},
+                      {"gpu_after_load_bytes", json_opt(r.gpu_after_load_bytes)},
                       {"notes", r.notes}});
   }
   json sweeps = json::array();
@@ -179,8 +179,8 @@ json memory_json(const MemoryAnalysis& a) {
       fits.push_back({{"measure", f.measure},
                       {"n", f.n},
                       {"bytes_per_token", f.bytes_per_token},
-                      {"ci_lower", opt(f.ci_lower)},
-                      {"ci_upper", opt(f.ci_upper)},
+                      {"ci_lower", json_opt(f.ci_lower)},
+                      {"ci_upper", json_opt(f.ci_upper)},
                       {"closest_type", f.closest_type},
                       {"closest_ratio", f.closest_ratio},
                       {"explaining", f.explaining},
@@ -190,13 +190,14 @@ json memory_json(const MemoryAnalysis& a) {
   }
   json comparisons = json::array();
   for (const auto& c : a.comparisons) {
-    comparisons.push_back({{"num_ctx", c.num_ctx},
-                           {"type", c.type},
-                           {"reference", c.reference},
-                           {"kv_logged_ratio", opt(c.kv_logged_ratio)},
-                           {"arithmetic_ratio", opt(c.arithmetic_ratio)},
-                           {"rss_difference_bytes", opt(c.rss_difference_bytes)},
-                           {"arithmetic_difference_bytes", opt(c.arithmetic_difference_bytes)}});
+    comparisons.push_back(
+        {{"num_ctx", c.num_ctx},
+         {"type", c.type},
+         {"reference", c.reference},
+         {"kv_logged_ratio", json_opt(c.kv_logged_ratio)},
+         {"arithmetic_ratio", json_opt(c.arithmetic_ratio)},
+         {"rss_difference_bytes", json_opt(c.rss_difference_bytes)},
+         {"arithmetic_difference_bytes", json_opt(c.arithmetic_difference_bytes)}});
   }
   return {{"blocks", blocks}, {"ctx_sweeps", sweeps}, {"cache_type_comparisons", comparisons}};
 }

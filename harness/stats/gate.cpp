@@ -10,7 +10,7 @@
 namespace kvbench::stats {
 namespace {
 
-void validate(const GateMetric& m, double alpha) {
+void validate_metric(const GateMetric& m, double alpha) {
   if (!(m.se > 0.0) || !(m.df > 0.0) || !(m.margin > -1.0) || !std::isfinite(m.gamma)) {
     throw Error("gate: metric '" + m.metric + "' needs a finite γ, SE > 0, df > 0, margin > -1");
   }
@@ -32,7 +32,7 @@ Verdict verdict_of(const GateResult& r) {
 }  // namespace
 
 GateResult gate_metric(const GateMetric& metric, double alpha) {
-  validate(metric, alpha);
+  validate_metric(metric, alpha);
   GateResult r;
   r.metric = metric.metric;
   r.better = metric.better;

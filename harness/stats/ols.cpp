@@ -10,7 +10,7 @@
 namespace kvbench::stats {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 void validate(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
               const std::vector<std::string>& names, const OlsOptions& options) {
@@ -52,22 +52,23 @@ void fill_fit_quality(const Eigen::VectorXd& y, OlsFit& fit) {
   fit.mean_y = y.mean();
   fit.rss = fit.residuals.squaredNorm();
   fit.tss = fit.has_intercept ? (y.array() - fit.mean_y).square().sum() : y.squaredNorm();
-  fit.r_squared = fit.tss > 0.0 ? 1.0 - fit.rss / fit.tss : kNaN;
+  fit.r_squared = fit.tss > 0.0 ? 1.0 - fit.rss / fit.tss : kNoValue;
   const double model_df = static_cast<double>(fit.p) - (fit.has_intercept ? 1.0 : 0.0);
   const double base = fit.has_intercept ? n - 1.0 : n;
   fit.adj_r_squared = 1.0 - (1.0 - fit.r_squared) * base / fit.df;
   fit.residual_se = std::sqrt(fit.rss / fit.df);
-  fit.cv_resid = fit.mean_y != 0.0 ? fit.residual_se / fit.mean_y : kNaN;
+  fit.cv_resid = fit.mean_y != 0.0 ? fit.residual_se / fit.mean_y : kNoValue;
   fit.f_df1 = model_df;
-  const double f = model_df > 0.0 ? ((fit.tss - fit.rss) / model_df) / (fit.rss / fit.df) : kNaN;
+  const double f =
+      model_df > 0.0 ? ((fit.tss - fit.rss) / model_df) / (fit.rss / fit.df) : kNoValue;
   // An F below 0 (a design whose constant column is not the model's intercept, as in a weighted,
   // linearised fit) or a perfect fit has no F test.
   if (std::isfinite(f) && f >= 0.0) {
     fit.f_statistic = f;
     fit.f_p = f_upper_tail(fit.f_statistic, model_df, fit.df);
   } else {
-    fit.f_statistic = kNaN;
-    fit.f_p = kNaN;
+    fit.f_statistic = kNoValue;
+    fit.f_p = kNoValue;
   }
 }
 
@@ -87,10 +88,10 @@ void fill_coefficients(const Eigen::VectorXd& beta, const std::vector<std::strin
     c.t = c.estimate / c.se;
     c.p = t_two_sided_p(c.t, fit.df);
     c.ci = t_interval(c.estimate, c.se, fit.t_critical, fit.level);
-    c.vif = kNaN;
-    c.se_hc3 = kNaN;
-    c.p_hc3 = kNaN;
-    c.ci_hc3 = {kNaN, kNaN, fit.level};
+    c.vif = kNoValue;
+    c.se_hc3 = kNoValue;
+    c.p_hc3 = kNoValue;
+    c.ci_hc3 = {kNoValue, kNoValue, fit.level};
   }
 }
 
@@ -104,7 +105,7 @@ void fill_influence(const QrLeastSquares& qr, OlsFit& fit) {
   for (Eigen::Index i = 0; i < n; ++i) {
     const double h = fit.leverage(i);
     const double denom = fit.residual_se * std::sqrt(1.0 - h);
-    const double r = denom > 0.0 ? fit.residuals(i) / denom : kNaN;
+    const double r = denom > 0.0 ? fit.residuals(i) / denom : kNoValue;
     fit.studentized(i) = r;
     fit.cooks_distance(i) = r * r * h / (static_cast<double>(fit.p) * (1.0 - h));
     if (std::abs(r) > fit.max_abs_studentized) {
@@ -184,20 +185,20 @@ double durbin_watson(const Eigen::VectorXd& residuals) {
   const Eigen::Index n = residuals.size();
   const double denom = residuals.squaredNorm();
   if (n < 2 || denom == 0.0) {
-    return kNaN;
+    return kNoValue;
   }
   return (residuals.tail(n - 1) - residuals.head(n - 1)).squaredNorm() / denom;
 }
 
 double variance_inflation(const Eigen::MatrixXd& x, Eigen::Index j) {
   if (x.cols() < 2 || is_constant_nonzero(x.col(j))) {
-    return kNaN;
+    return kNoValue;
   }
   Eigen::MatrixXd others(x.rows(), x.cols() - 1);
   others << x.leftCols(j), x.rightCols(x.cols() - j - 1);
   const QrLeastSquares qr(others);
   if (!qr.full_rank()) {
-    return kNaN;
+    return kNoValue;
   }
   const Eigen::VectorXd target = x.col(j);
   const double rss = (target - others * qr.solve(target)).squaredNorm();

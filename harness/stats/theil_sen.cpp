@@ -77,8 +77,8 @@ Interval bootstrap_ci(std::span<const double> x, std::span<const double> y,
           percentile_sorted(slopes, 0.5 + options.level / 2.0), options.level};
 }
 
-void validate(std::span<const double> x, std::span<const double> y,
-              const TheilSenOptions& options) {
+void validate_xy(std::span<const double> x, std::span<const double> y,
+                 const TheilSenOptions& options) {
   if (x.size() != y.size()) {
     throw Error("theil_sen: x and y differ in length (" + std::to_string(x.size()) + " vs " +
                 std::to_string(y.size()) + ")");
@@ -99,7 +99,7 @@ void validate(std::span<const double> x, std::span<const double> y,
 
 TheilSenFit theil_sen(std::span<const double> x, std::span<const double> y,
                       const TheilSenOptions& options) {
-  validate(x, y, options);
+  validate_xy(x, y, options);
   std::vector<std::size_t> all(x.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     all[i] = i;

@@ -32,7 +32,7 @@ void write_file(const fs::path& p, const Bytes& bytes) {
             static_cast<std::streamsize>(bytes.size()));
 }
 
-Bytes read_all(const fs::path& p) {
+Bytes read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
@@ -49,7 +49,7 @@ std::string header_error(const fs::path& p) {
 TEST(ReadGgufHeader, MatchesAFullParse) {
   const fs::path p = temp_path("tiny.gguf");
   write_synthetic_model(p, preset_shape("tiny").value(), GgmlType::f16, 3);
-  const Bytes all = read_all(p);
+  const Bytes all = read_bytes(p);
   const GgufHeader h = read_gguf_header(p);
   EXPECT_EQ(h.file_bytes, all.size());
   const GgufFile full = parse(all);
@@ -103,7 +103,7 @@ TEST(AtomicFileWriter, OnlyCommittedFilesAppear) {
     w.write(Bytes{9});
     w.commit();
   }
-  EXPECT_EQ(read_all(p), Bytes{9});
+  EXPECT_EQ(read_bytes(p), Bytes{9});
   fs::remove(p);
   EXPECT_THROW(AtomicFileWriter(temp_path("no-such-dir") / "x"), Error);
 }

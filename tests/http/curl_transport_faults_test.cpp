@@ -56,7 +56,8 @@ struct ReleaseOnExit {
   ~ReleaseOnExit() { gate.release(); }
 };
 
-Request post(std::string url, std::chrono::milliseconds timeout = std::chrono::milliseconds{0}) {
+Request timed_post(std::string url,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds{0}) {
   Request req;
   req.url = std::move(url);
   req.body = R"({"prompt":"hi","stream":true})";
@@ -71,7 +72,7 @@ TEST(CurlTransportFaults, RefusedConnectionIsConnectError) {
   Collector seen;
 
   const Result r = transport.stream(
-      post("http://127.0.0.1:" + std::to_string(port) + "/completion"), seen.sink());
+      timed_post("http://127.0.0.1:" + std::to_string(port) + "/completion"), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::connect_error);
   EXPECT_EQ(r.http_status, 0);
@@ -86,7 +87,7 @@ TEST(CurlTransportFaults, RefusedConnectionIsConnectError) {
 TEST(CurlTransportFaults, MalformedUrlIsConnectError) {
   const SteadyClock clock;
   CurlTransport transport(clock);
-  const Result r = transport.fetch(post("htp://127.0.0.1/health"));
+  const Result r = transport.fetch(timed_post("htp://127.0.0.1/health"));
   EXPECT_EQ(r.outcome, Outcome::connect_error);
   EXPECT_FALSE(r.error.empty());
 }
@@ -104,8 +105,8 @@ TEST(CurlTransportFaults, NoResponseBeforeTheDeadlineIsTimeout) {
   CurlTransport transport(clock);
   Collector seen;
 
-  const Result r = transport.stream(post(server.url("/completion"), std::chrono::milliseconds{200}),
-                                    seen.sink());
+  const Result r = transport.stream(
+      timed_post(server.url("/completion"), std::chrono::milliseconds{200}), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::timeout) << r.error;
   EXPECT_EQ(r.http_status, 0);
@@ -130,8 +131,8 @@ TEST(CurlTransportFaults, StallAfterTheFirstChunkIsTimeout) {
   CurlTransport transport(clock);
   Collector seen;
 
-  const Result r = transport.stream(post(server.url("/completion"), std::chrono::milliseconds{300}),
-                                    seen.sink());
+  const Result r = transport.stream(
+      timed_post(server.url("/completion"), std::chrono::milliseconds{300}), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::timeout) << r.error;
   EXPECT_EQ(r.http_status, 200);
@@ -169,13 +170,13 @@ TEST(CurlTransportFaults, SinkReturningFalseAbortsAndTheTransportCarriesOn) {
   seen.gate = &gate;
   seen.stop_at = 2;
 
-  const Result r = transport.stream(post(server.url("/completion")), seen.sink());
+  const Result r = transport.stream(timed_post(server.url("/completion")), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::aborted);
   EXPECT_EQ(r.http_status, 200);
   EXPECT_EQ(r.error, "stopped by the chunk sink");
   EXPECT_EQ(seen.chunks.size(), 2U);
-  Request health = post(server.url("/health"));
+  Request health = timed_post(server.url("/health"));
   health.method = "GET";
   const Result next = transport.fetch(health);
   EXPECT_EQ(next.outcome, Outcome::ok) << next.error;
@@ -192,8 +193,8 @@ TEST(CurlTransportFaults, ExceptionFromTheSinkIsRethrown) {
     throw std::logic_error("decoder bug");
   };
 
-  EXPECT_THROW(transport.stream(post(server.url("/completion")), throwing), std::logic_error);
-  Request health = post(server.url("/health"));
+  EXPECT_THROW(transport.stream(timed_post(server.url("/completion")), throwing), std::logic_error);
+  Request health = timed_post(server.url("/health"));
   health.method = "GET";
   EXPECT_EQ(transport.fetch(health).outcome, Outcome::ok);
 }
@@ -206,7 +207,7 @@ TEST(CurlTransportFaults, CloseMidChunkedStreamIsStreamError) {
   CurlTransport transport(clock);
   Collector seen;
 
-  const Result r = transport.stream(post(server.url("/completion")), seen.sink());
+  const Result r = transport.stream(timed_post(server.url("/completion")), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::stream_error);
   EXPECT_EQ(r.http_status, 200);
@@ -225,7 +226,7 @@ TEST(CurlTransportFaults, CloseBeforeContentLengthIsStreamError) {
   CurlTransport transport(clock);
   Collector seen;
 
-  const Result r = transport.stream(post(server.url("/completion")), seen.sink());
+  const Result r = transport.stream(timed_post(server.url("/completion")), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::stream_error);
   EXPECT_EQ(r.bytes_received, kEvent1.size());
@@ -243,7 +244,7 @@ TEST(CurlTransportFaults, CloseDelimitedBodyIsOk) {
   CurlTransport transport(clock);
   Collector seen;
 
-  const Result r = transport.stream(post(server.url("/completion")), seen.sink());
+  const Result r = transport.stream(timed_post(server.url("/completion")), seen.sink());
 
   EXPECT_EQ(r.outcome, Outcome::ok) << r.error;
   EXPECT_EQ(seen.events.size(), 2U);
@@ -254,7 +255,7 @@ TEST(CurlTransportFaults, CloseWithoutAnyReplyIsStreamError) {
   const SteadyClock clock;
   CurlTransport transport(clock);
 
-  const Result r = transport.fetch(post(server.url("/completion")));
+  const Result r = transport.fetch(timed_post(server.url("/completion")));
 
   EXPECT_EQ(r.outcome, Outcome::stream_error);
   EXPECT_EQ(r.http_status, 0);
@@ -266,7 +267,7 @@ TEST(CurlTransportFaults, NonHttpReplyIsStreamError) {
   const SteadyClock clock;
   CurlTransport transport(clock);
 
-  const Result r = transport.fetch(post(server.url("/completion")));
+  const Result r = transport.fetch(timed_post(server.url("/completion")));
 
   EXPECT_EQ(r.outcome, Outcome::stream_error) << r.error;
   EXPECT_EQ(r.http_status, 0);

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 using test_support::Gate;
 using test_support::HttplibServer;
 
-Request post(std::string url, std::chrono::milliseconds timeout = 10s) {
+Request multi_post(std::string url, std::chrono::milliseconds timeout = 10s) {
   Request req;
   req.url = std::move(url);
   req.body = R"({"prompt":"hi","stream":true})";
@@ -91,7 +91,7 @@ TEST(MultiTransport, CallsAreInFlightTogether) {
   MultiTransport multi(clock);
   std::vector<Seen> seen(kCalls);
   for (auto& s : seen) {
-    start(multi, post(server.url("/completion")), s);
+    start(multi, multi_post(server.url("/completion")), s);
   }
   EXPECT_EQ(multi.in_flight(), static_cast<std::size_t>(kCalls));
   drain(multi);
@@ -147,8 +147,8 @@ TEST(MultiTransport, ChunksOfOneCallArriveInOrderWhileAnotherStreams) {
         },
         [&seen](Result r) { seen.result = std::move(r); });
   };
-  gated(post(server.url("/a")), a, gate_a);
-  gated(post(server.url("/b")), b, gate_b);
+  gated(multi_post(server.url("/a")), a, gate_a);
+  gated(multi_post(server.url("/b")), b, gate_b);
   drain(multi);
   gate_a.release();
   gate_b.release();
@@ -174,7 +174,7 @@ TEST(MultiTransport, DoneMayStartTheNextCallWhichReusesTheConnection) {
   std::vector<Seen> seen(5);
   std::function<void(std::size_t)> launch = [&](std::size_t n) {
     multi.start(
-        post(server.url("/completion?n=" + std::to_string(n))),
+        multi_post(server.url("/completion?n=" + std::to_string(n))),
         [&seen, n](std::string_view chunk, Nanos) {
           seen[n].body.append(chunk);
           return true;
@@ -208,7 +208,7 @@ TEST(MultiTransport, NoResponseBeforeTheDeadlineIsTimeout) {
   const SteadyClock clock;
   MultiTransport multi(clock);
   Seen seen;
-  start(multi, post(server.url("/completion"), 200ms), seen);
+  start(multi, multi_post(server.url("/completion"), 200ms), seen);
   drain(multi);
   gate.release();
 
@@ -222,7 +222,7 @@ TEST(MultiTransport, RefusedConnectionIsConnectErrorWithoutARequestOut) {
   const SteadyClock clock;
   MultiTransport multi(clock);
   Seen seen;
-  start(multi, post("http://127.0.0.1:" + std::to_string(test_support::closed_port()) + "/x"),
+  start(multi, multi_post("http://127.0.0.1:" + std::to_string(test_support::closed_port()) + "/x"),
         seen);
   drain(multi);
 
@@ -242,7 +242,7 @@ TEST(MultiTransport, ErrorStatusIsCollectedNotStreamed) {
   const SteadyClock clock;
   MultiTransport multi(clock);
   Seen seen;
-  start(multi, post(server.url("/completion")), seen);
+  start(multi, multi_post(server.url("/completion")), seen);
   drain(multi);
 
   ASSERT_TRUE(seen.result.has_value());
@@ -263,9 +263,9 @@ TEST(MultiTransport, SinkStoppingOneCallLeavesTheOthers) {
   Seen stopped;
   Seen kept;
   multi.start(
-      post(server.url("/completion")), [](std::string_view, Nanos) { return false; },
+      multi_post(server.url("/completion")), [](std::string_view, Nanos) { return false; },
       [&stopped](Result r) { stopped.result = std::move(r); });
-  start(multi, post(server.url("/completion")), kept);
+  start(multi, multi_post(server.url("/completion")), kept);
   drain(multi);
 
   ASSERT_TRUE(stopped.result.has_value());
@@ -285,7 +285,7 @@ TEST(MultiTransport, ExceptionFromASinkIsRethrownByPoll) {
   MultiTransport multi(clock);
   bool done_called = false;
   multi.start(
-      post(server.url("/completion")),
+      multi_post(server.url("/completion")),
       [](std::string_view, Nanos) -> bool { throw std::runtime_error("sink failed"); },
       [&done_called](const Result&) { done_called = true; });
   EXPECT_THROW(

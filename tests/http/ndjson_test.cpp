@@ -23,7 +23,7 @@ using test_support::read_recording;
 using test_support::RecordingCase;
 using test_support::with_line_ending;
 
-std::vector<NdjsonLine> frame_chunks(const std::vector<std::string_view>& chunks) {
+std::vector<NdjsonLine> frame_lines(const std::vector<std::string_view>& chunks) {
   return test_support::frame<NdjsonFramer, NdjsonLine>(chunks);
 }
 
@@ -32,17 +32,17 @@ NdjsonLine line(std::string text, long arrival) {
 }
 
 TEST(NdjsonFramer, SplitsOnNewlineWithArrivalOfTheNewline) {
-  EXPECT_EQ(frame_chunks({"{\"a\":1}\n{\"b\"", ":2}", "\n"}),
+  EXPECT_EQ(frame_lines({"{\"a\":1}\n{\"b\"", ":2}", "\n"}),
             (std::vector<NdjsonLine>{line("{\"a\":1}", 0), line("{\"b\":2}", 2)}));
 }
 
 TEST(NdjsonFramer, CrLfIsToleratedEvenWhenSplit) {
-  EXPECT_EQ(frame_chunks({"{\"a\":1}\r\n{\"b\":2}\r", "\n"}),
+  EXPECT_EQ(frame_lines({"{\"a\":1}\r\n{\"b\":2}\r", "\n"}),
             (std::vector<NdjsonLine>{line("{\"a\":1}", 0), line("{\"b\":2}", 1)}));
 }
 
 TEST(NdjsonFramer, CrInsideALineIsKept) {
-  EXPECT_EQ(frame_chunks({"a\rb\n"}), (std::vector<NdjsonLine>{line("a\rb", 0)}));
+  EXPECT_EQ(frame_lines({"a\rb\n"}), (std::vector<NdjsonLine>{line("a\rb", 0)}));
 }
 
 TEST(NdjsonFramer, BlankLinesAreSkippedAndCounted) {
@@ -57,15 +57,15 @@ TEST(NdjsonFramer, BlankLinesAreSkippedAndCounted) {
 }
 
 TEST(NdjsonFramer, FinishFlushesALastLineWithoutNewline) {
-  EXPECT_EQ(frame_chunks({"{}\n{\"done\"", ":true}", ""}),
+  EXPECT_EQ(frame_lines({"{}\n{\"done\"", ":true}", ""}),
             (std::vector<NdjsonLine>{line("{}", 0), line("{\"done\":true}", 1)}));
-  EXPECT_EQ(frame_chunks({"{}\r"}), (std::vector<NdjsonLine>{line("{}", 0)}));
+  EXPECT_EQ(frame_lines({"{}\r"}), (std::vector<NdjsonLine>{line("{}", 0)}));
 }
 
 TEST(NdjsonFramer, FinishWithNothingOrBlankPendingYieldsNothing) {
-  EXPECT_TRUE(frame_chunks({""}).empty());
-  EXPECT_TRUE(frame_chunks({"  "}).empty());
-  EXPECT_EQ(frame_chunks({"{}\n"}).size(), 1U);
+  EXPECT_TRUE(frame_lines({""}).empty());
+  EXPECT_TRUE(frame_lines({"  "}).empty());
+  EXPECT_EQ(frame_lines({"{}\n"}).size(), 1U);
 }
 
 TEST(NdjsonFramer, IsReadyForANewStreamAfterFinish) {
@@ -88,7 +88,7 @@ class NdjsonRecording : public ::testing::TestWithParam<RecordingCase> {
       newline_offsets_.push_back(map_offset(lf_text_, at, GetParam().ending) +
                                  (GetParam().ending == LineEnding::crlf ? 1 : 0));
     }
-    reference_ = frame_chunks({lf_text_});
+    reference_ = frame_lines({lf_text_});
   }
 
   std::vector<NdjsonLine> expected_for(const std::vector<std::size_t>& cuts) const {
@@ -110,13 +110,13 @@ TEST_P(NdjsonRecording, OneLinePerNewlineEachAJsonObject) {
   for (const auto& l : reference_) {
     EXPECT_TRUE(nlohmann::json::parse(l.text).is_object()) << l.text;
   }
-  EXPECT_EQ(frame_chunks({text_}), reference_);
+  EXPECT_EQ(frame_lines({text_}), reference_);
 }
 
 TEST_P(NdjsonRecording, EverySingleCutGivesTheSameLinesAndArrivals) {
   for (std::size_t at = 0; at <= text_.size(); ++at) {
     const std::vector<std::size_t> cuts{at};
-    ASSERT_EQ(frame_chunks(cut(text_, cuts)), expected_for(cuts)) << "cut at " << at;
+    ASSERT_EQ(frame_lines(cut(text_, cuts)), expected_for(cuts)) << "cut at " << at;
   }
 }
 
@@ -124,11 +124,11 @@ TEST_P(NdjsonRecording, RandomCutsGiveTheSameLinesAndArrivals) {
   std::mt19937 rng(8675309);
   for (int round = 0; round < 300; ++round) {
     const std::vector<std::size_t> cuts = test_support::random_cuts(text_.size(), rng);
-    ASSERT_EQ(frame_chunks(cut(text_, cuts)), expected_for(cuts)) << "round " << round;
+    ASSERT_EQ(frame_lines(cut(text_, cuts)), expected_for(cuts)) << "round " << round;
   }
 }
 
-std::vector<RecordingCase> all_cases() {
+std::vector<RecordingCase> all_ndjson_cases() {
   std::vector<RecordingCase> cases;
   for (const char* file :
        {"ollama_generate.ndjson", "ollama_generate_error.ndjson", "ollama_chat.ndjson"}) {
@@ -139,10 +139,10 @@ std::vector<RecordingCase> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Recordings, NdjsonRecording, ::testing::ValuesIn(all_cases()));
+INSTANTIATE_TEST_SUITE_P(Recordings, NdjsonRecording, ::testing::ValuesIn(all_ndjson_cases()));
 
 TEST(NdjsonRecordingContent, GenerateStreamEndsWithDoneAndMetrics) {
-  const auto lines = frame_chunks({read_recording("ollama_generate.ndjson")});
+  const auto lines = frame_lines({read_recording("ollama_generate.ndjson")});
   ASSERT_EQ(lines.size(), 9U);
   std::string text;
   for (std::size_t i = 0; i < 8; ++i) {
@@ -158,7 +158,7 @@ TEST(NdjsonRecordingContent, GenerateStreamEndsWithDoneAndMetrics) {
 }
 
 TEST(NdjsonRecordingContent, MidStreamErrorIsItsOwnLine) {
-  const auto lines = frame_chunks({read_recording("ollama_generate_error.ndjson")});
+  const auto lines = frame_lines({read_recording("ollama_generate_error.ndjson")});
   ASSERT_EQ(lines.size(), 4U);
   EXPECT_FALSE(nlohmann::json::parse(lines[2].text).at("done").get<bool>());
   const auto error = nlohmann::json::parse(lines[3].text);

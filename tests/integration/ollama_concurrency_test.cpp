@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-double end_s(const CallRecord& c) {
+double ended_s(const CallRecord& c) {
   return c.t_start_s + c.client.e2e_ms.value_or(0) / 1000.0;
 }
 
@@ -31,7 +31,8 @@ std::vector<CallRecord> by_send(std::vector<CallRecord> calls) {
   return calls;
 }
 
-std::string scenario_text(const std::string& name, const json& server, int streams, int repeats) {
+std::string concurrency_scenario(const std::string& name, const json& server, int streams,
+                                 int repeats) {
   return json{{"name", name},
               {"server", server},
               {"factors", {{"prompt_tokens", {256}}, {"num_ctx", {1024}}}},
@@ -44,7 +45,7 @@ std::string scenario_text(const std::string& name, const json& server, int strea
 
 TEST(OllamaConcurrency, ManagedServeGetsNumParallelAndFourCallsRunAtOnce) {
   const fs::path dir = fresh_dir("ollama-conc-managed");
-  json s = json::parse(scenario_text(
+  json s = json::parse(concurrency_scenario(
       "conc",
       {{"kind", "ollama"}, {"model", "synthetic-small"}, {"binary", KVBENCH_OLLAMA_FIXTURE}}, 4,
       8));
@@ -97,9 +98,9 @@ TEST(OllamaConcurrency, ManagedServeGetsNumParallelAndFourCallsRunAtOnce) {
   EXPECT_EQ(streams, (std::set<int>{0, 1, 2, 3}));
   // The first four calls are in flight at once: each is sent before any of them ends.
   const auto sent = by_send(calls);
-  double earliest_end = end_s(sent[0]);
+  double earliest_end = ended_s(sent[0]);
   for (std::size_t i = 0; i < 4; ++i) {
-    earliest_end = std::min(earliest_end, end_s(sent[i]));
+    earliest_end = std::min(earliest_end, ended_s(sent[i]));
     EXPECT_EQ(sent[i].in_flight, static_cast<int>(i) + 1);
   }
   for (std::size_t i = 0; i < 4; ++i) {
@@ -127,9 +128,9 @@ TEST(OllamaConcurrency, AttachedServerWithFewerSlotsQueuesTheRestAndTheReportSay
   const fs::path dir = fresh_dir("ollama-conc-attached");
   const auto scenario = write_file(
       dir, "s.json",
-      scenario_text("queue",
-                    {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
-                    8));
+      concurrency_scenario(
+          "queue", {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
+          8));
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("OLLAMA_NUM_PARALLEL, default 1) is a server setting kvbench can "
@@ -178,9 +179,9 @@ TEST(OllamaConcurrency, FullQueueRefusesWith503AndTheRunCompletes) {
   const fs::path dir = fresh_dir("ollama-conc-full");
   const auto scenario = write_file(
       dir, "s.json",
-      scenario_text("full",
-                    {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
-                    8));
+      concurrency_scenario(
+          "full", {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
+          8));
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << "refused calls are measurements: " << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");

@@ -33,7 +33,7 @@ struct Pair {
 };
 
 // Pairs by id; the reads of a pair run one right after the other.
-std::map<int, Pair> pairs_of(const std::vector<CallRecord>& calls) {
+std::map<int, Pair> ollama_pairs_of(const std::vector<CallRecord>& calls) {
   std::map<int, Pair> out;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const auto& c = calls[i];
@@ -82,7 +82,7 @@ Ratios ratios_of(const std::map<int, Pair>& pairs) {
   return out;
 }
 
-std::string scenario_text(const std::string& server, const std::string& positions, int repeats) {
+std::string prefix_scenario(const std::string& server, const std::string& positions, int repeats) {
   return R"({"name": "ollama-prefix",
     "server": {"kind": "ollama", "model": "synthetic-small", )" +
          server + R"(},
@@ -97,14 +97,14 @@ TEST(OllamaPrefixReuse, EditsPlacedByTextKeepTheCountAndTheTimeFollowsOneMinusF)
   const fs::path dir = fresh_dir("ollama-prefix");
   const std::string scenario =
       write_file(dir, "s.json",
-                 scenario_text(R"("url": ")" + fixture.url() + R"(")",
-                               R"(0.25, 0.5, 0.75, "question", "none")", 3));
+                 prefix_scenario(R"("url": ")" + fixture.url() + R"(")",
+                                 R"(0.25, 0.5, 0.75, "question", "none")", 3));
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   EXPECT_EQ(read_json(run_dir / "run.json")["status"], "complete");
   const auto calls = read_calls(run_dir);
-  const auto pairs = pairs_of(calls);
+  const auto pairs = ollama_pairs_of(calls);
   ASSERT_EQ(pairs.size(), 15U);
   for (const auto& [id, p] : pairs) {
     expect_same_count(p);
@@ -145,15 +145,15 @@ TEST(OllamaPrefixReuse, ManagedServerPutsWhatChangesLast) {
   const fs::path dir = fresh_dir("ollama-prefix-managed");
   const std::string scenario =
       write_file(dir, "s.json",
-                 scenario_text(R"("binary": ")" + std::string(KVBENCH_OLLAMA_FIXTURE) + R"(")",
-                               R"(0.5, "timestamp_first", "timestamp_last")", 1));
+                 prefix_scenario(R"("binary": ")" + std::string(KVBENCH_OLLAMA_FIXTURE) + R"(")",
+                                 R"(0.5, "timestamp_first", "timestamp_last")", 1));
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");
   EXPECT_EQ(run["server"]["mode"], "managed");
   const auto calls = read_calls(run_dir);
-  const auto pairs = pairs_of(calls);
+  const auto pairs = ollama_pairs_of(calls);
   ASSERT_EQ(pairs.size(), 3U);
   for (const auto& [id, p] : pairs) {
     expect_same_count(p);

@@ -7,7 +7,7 @@ namespace {
 
 // A call sent at `start_s` that ended `e2e_ms` later, on which the server spent 40 ms reading the
 // prompt and `decode_ms` decoding.
-CallRecord call(double start_s, double e2e_ms, int in_flight, double decode_ms = 60) {
+CallRecord queued_call(double start_s, double e2e_ms, int in_flight, double decode_ms = 60) {
   CallRecord r;
   r.kind = kvbench::CallKind::timed;
   r.t_start_s = start_s;
@@ -30,8 +30,8 @@ TEST(MostOverlapping, CountsOnlyOverlapsLongerThanTheTolerance) {
 TEST(ServerQueue, TwoSlotsFourCallsTwoWaitedAWholeCall) {
   // Four calls sent at once to a server with two slots, each served in 100 ms: the last two
   // start when the first two end.
-  std::vector<CallRecord> rs = {call(0.000, 101, 1), call(0.000, 102, 2), call(0.001, 201, 3),
-                                call(0.001, 202, 4)};
+  std::vector<CallRecord> rs = {queued_call(0.000, 101, 1), queued_call(0.000, 102, 2),
+                                queued_call(0.001, 201, 3), queued_call(0.001, 202, 4)};
   rs[2].server.raw["load_duration"] = 100000000;
   rs[3].server.raw["load_duration"] = 101000000;
   CallRecord refused;
@@ -53,7 +53,8 @@ TEST(ServerQueue, TwoSlotsFourCallsTwoWaitedAWholeCall) {
 }
 
 TEST(ServerQueue, CallsServedTogetherWaitedForNothing) {
-  const std::vector<CallRecord> rs = {call(0.0, 103, 1), call(0.0, 104, 2), call(0.0, 102, 3)};
+  const std::vector<CallRecord> rs = {queued_call(0.0, 103, 1), queued_call(0.0, 104, 2),
+                                      queued_call(0.0, 102, 3)};
   const auto q = server_queue(rs);
   EXPECT_EQ(q["waited"], 0);
   EXPECT_FALSE(q.contains("waited_ms"));
@@ -63,7 +64,7 @@ TEST(ServerQueue, CallsServedTogetherWaitedForNothing) {
 }
 
 TEST(ServerQueue, WarmUpCallsHoldASlotButAreNotCounted) {
-  std::vector<CallRecord> rs = {call(0.0, 101, 1), call(0.0, 102, 2)};
+  std::vector<CallRecord> rs = {queued_call(0.0, 101, 1), queued_call(0.0, 102, 2)};
   rs[0].kind = kvbench::CallKind::warmup;
   const auto q = server_queue(rs);
   EXPECT_EQ(q["calls"], 1);

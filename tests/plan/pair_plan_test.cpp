@@ -10,7 +10,7 @@
 namespace kvbench::plan {
 namespace {
 
-scenario::Scenario make(std::uint64_t seed) {
+scenario::Scenario make_pairs(std::uint64_t seed) {
   return scenario::parse_scenario(
       R"({"name": "p", "factors": {"prompt_tokens": [512, 1024],
           "edit_position": [0, 0.25, 0.5, 0.75, 1, "none", "question"],
@@ -22,7 +22,7 @@ scenario::Scenario make(std::uint64_t seed) {
 
 TEST(PairPlan, EveryColdReadIsFollowedAtOnceByItsEditedRead) {
   for (std::uint64_t seed = 0; seed < 50; ++seed) {
-    const Plan p = make_plan(make(seed));
+    const Plan p = make_plan(make_pairs(seed));
     std::set<int> pair_ids;
     for (const auto& b : p.blocks) {
       ASSERT_EQ(b.calls.size(), 1U + 3 * 2 * 7 * 2) << "warm-up, then rounds of 14 pairs";
@@ -48,7 +48,7 @@ TEST(PairPlan, EveryColdReadIsFollowedAtOnceByItsEditedRead) {
 TEST(PairPlan, EachRoundHoldsEveryLengthAndPositionOnceInShuffledOrder) {
   std::set<std::vector<std::string>> orders;
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    const Plan p = make_plan(make(seed));
+    const Plan p = make_plan(make_pairs(seed));
     for (const auto& b : p.blocks) {
       std::map<int, std::vector<std::string>> rounds;
       for (const auto& c : b.calls) {
@@ -80,7 +80,7 @@ TEST(PairPlan, ScenarioWithoutEditPositionHasNoPairs) {
 }
 
 TEST(PairPlan, PlanJsonNamesPairsRolesAndPositions) {
-  const auto j = to_json(make_plan(make(3)));
+  const auto j = to_json(make_plan(make_pairs(3)));
   const auto& cold = j["blocks"][0]["calls"][1];
   const auto& edited = j["blocks"][0]["calls"][2];
   EXPECT_EQ(cold["role"], "cold");

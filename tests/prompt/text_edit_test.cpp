@@ -15,7 +15,7 @@ int estimate(std::string_view text) {
   return 1 + static_cast<int>((text.size() + 3) / 4);
 }
 
-std::vector<std::string> words_of(const std::string& text) {
+std::vector<std::string> text_words(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   std::string w;
@@ -25,13 +25,13 @@ std::vector<std::string> words_of(const std::string& text) {
   return out;
 }
 
-Built fresh_prompt(int tokens, std::uint64_t seed) {
+Built fresh_text_prompt(int tokens, std::uint64_t seed) {
   return build_prompt(tokens, nonce_line("0123456789ab", static_cast<int>(seed)), seed, estimate);
 }
 
 TEST(TextEdit, WordEditKeepsTheLengthAndLandsNearTheTargetToken) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    const Built b = fresh_prompt(static_cast<int>(300 + 83 * seed), seed);
+    const Built b = fresh_text_prompt(static_cast<int>(300 + 83 * seed), seed);
     const int n = estimate(b.text);
     for (double f : {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0}) {
       const TextEdit e = edit_word_by_text(b.text, f, estimate);
@@ -45,8 +45,8 @@ TEST(TextEdit, WordEditKeepsTheLengthAndLandsNearTheTargetToken) {
       EXPECT_EQ(e.first_diff_tokens, estimate(b.text.substr(0, e.first_diff_byte)));
       EXPECT_DOUBLE_EQ(e.text_fraction(),
                        static_cast<double>(e.first_diff_byte) / static_cast<double>(b.text.size()));
-      const auto before = words_of(b.text);
-      const auto after = words_of(e.text);
+      const auto before = text_words(b.text);
+      const auto after = text_words(e.text);
       ASSERT_EQ(before.size(), after.size());
       int changed = 0;
       for (std::size_t i = 0; i < before.size(); ++i) {

@@ -28,8 +28,8 @@ json shape(int layers, int kv_heads, int head_dim) {
           {"head_dim_v", head_dim}};
 }
 
-json block(int index, int num_ctx, const std::string& type, std::uint64_t rss,
-           std::optional<std::uint64_t> kv_logged) {
+json memory_block(int index, int num_ctx, const std::string& type, std::uint64_t rss,
+                  std::optional<std::uint64_t> kv_logged) {
   json b = {{"index", index},
             {"num_ctx", num_ctx},
             {"cache_type", type},
@@ -46,9 +46,9 @@ TEST(MemoryReport, LessonFiguresNameQ8AsClosestButNoneWithinTolerance) {
   // The lesson's Ollama figures for qwen2.5:3b: 2.046 / 2.262 / 2.793 GB at 2048 / 8192 / 32768.
   const json run = {{"model", {{"shape", shape(36, 2, 128)}}},
                     {"blocks",
-                     {block(0, 2048, "f16", 2046000000, std::nullopt),
-                      block(1, 8192, "f16", 2262000000, std::nullopt),
-                      block(2, 32768, "f16", 2793000000, std::nullopt)}}};
+                     {memory_block(0, 2048, "f16", 2046000000, std::nullopt),
+                      memory_block(1, 8192, "f16", 2262000000, std::nullopt),
+                      memory_block(2, 32768, "f16", 2793000000, std::nullopt)}}};
   const auto a = analyze_run(run);
   ASSERT_EQ(a.sweeps.size(), 1U);
   ASSERT_EQ(a.sweeps[0].fits.size(), 1U);
@@ -76,8 +76,8 @@ TEST(MemoryReport, ExactLogAndNoisyResidentMemoryNameTheServersType) {
   for (const int ctx : {2048, 8192, 32768}) {
     const std::uint64_t cells = static_cast<std::uint64_t>(ctx);
     const std::uint64_t noise = ctx == 8192 ? 300000 : 0;
-    blocks.push_back(block(i, ctx, "q8_0", 100000000 + cells * 2200 + noise, cells * 2176));
-    blocks.push_back(block(i + 1, ctx, "f16", 100000000 + cells * 4100, cells * 4096));
+    blocks.push_back(memory_block(i, ctx, "q8_0", 100000000 + cells * 2200 + noise, cells * 2176));
+    blocks.push_back(memory_block(i + 1, ctx, "f16", 100000000 + cells * 4100, cells * 4096));
     i += 2;
   }
   const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", blocks}};
@@ -123,7 +123,7 @@ TEST(MemoryReport, TwoContextsGiveASlopeWithoutCi) {
 }
 
 TEST(MemoryReport, ReservedUpFrontAndNotes) {
-  json b = block(0, 4096, "f16", 200000000, std::nullopt);
+  json b = memory_block(0, 4096, "f16", 200000000, std::nullopt);
   b["memory_notes"] = {"the server's log has no KV cache size lines"};
   const json run = {{"model", {{"shape", shape(8, 2, 64)}}}, {"blocks", {b}}};
   std::ostringstream md;

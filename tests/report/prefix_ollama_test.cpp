@@ -19,8 +19,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // A read of `tokens` tokens (all reported as prompt_eval_count) of which `read` took 1 ms each.
-CallRecord read(int seq, int pair, const std::string& role, const std::string& position, int tokens,
-                int read_tokens) {
+CallRecord ollama_read(int seq, int pair, const std::string& role, const std::string& position,
+                       int tokens, int read_tokens) {
   CallRecord r;
   r.seq = seq;
   r.kind = CallKind::timed;
@@ -36,11 +36,11 @@ CallRecord read(int seq, int pair, const std::string& role, const std::string& p
 
 // A pair of 1000-token prompts edited at estimated token `first_diff` (byte share `share`),
 // whose edited read took `edited_read` tokens' time and reported `edited_count` tokens.
-void add_pair(std::vector<CallRecord>& calls, const std::string& position, int first_diff,
-              double share, int edited_read, int edited_count = 1000) {
+void add_ollama_pair(std::vector<CallRecord>& calls, const std::string& position, int first_diff,
+                     double share, int edited_read, int edited_count = 1000) {
   const int seq = static_cast<int>(calls.size());
-  calls.push_back(read(seq, seq, "cold", position, 1000, 1000));
-  auto edited = read(seq + 1, seq, "edited", position, edited_count, edited_read);
+  calls.push_back(ollama_read(seq, seq, "cold", position, 1000, 1000));
+  auto edited = ollama_read(seq + 1, seq, "edited", position, edited_count, edited_read);
   edited.edit_first_diff = first_diff;
   edited.edit_text_fraction = share;
   calls.push_back(edited);
@@ -48,8 +48,8 @@ void add_pair(std::vector<CallRecord>& calls, const std::string& position, int f
 
 TEST(PrefixByText, PredictionComesFromTheEstimatedFirstDifference) {
   std::vector<CallRecord> calls;
-  add_pair(calls, "0.25", 250, 0.2496, 760);
-  add_pair(calls, "none", 1000, 1.0, 1);
+  add_ollama_pair(calls, "0.25", 250, 0.2496, 760);
+  add_ollama_pair(calls, "none", 1000, 1.0, 1);
   const auto pairs = collect_pairs(calls);
   ASSERT_EQ(pairs.size(), 2U);
   EXPECT_EQ(pairs[0].tokens, 1000);
@@ -65,8 +65,8 @@ TEST(PrefixByText, PredictionComesFromTheEstimatedFirstDifference) {
 TEST(PrefixByText, ConsistentTimesAreReuseInferredFromTimeOnly) {
   std::vector<CallRecord> calls;
   for (int k = 0; k < 3; ++k) {
-    add_pair(calls, "0.25", 250, 0.25, 760);
-    add_pair(calls, "0.75", 750, 0.75, 260);
+    add_ollama_pair(calls, "0.25", 250, 0.25, 760);
+    add_ollama_pair(calls, "0.75", 750, 0.75, 260);
   }
   const auto rows = summarize_positions(collect_pairs(calls), lesson_figures());
   ASSERT_EQ(rows.size(), 2U);
@@ -87,7 +87,7 @@ TEST(PrefixByText, ConsistentTimesAreReuseInferredFromTimeOnly) {
 
 TEST(PrefixByText, AFullReadOfTheResendIsNotConsistent) {
   std::vector<CallRecord> calls;
-  add_pair(calls, "0.5", 500, 0.5, 1000);
+  add_ollama_pair(calls, "0.5", 500, 0.5, 1000);
   const auto rows = summarize_positions(collect_pairs(calls), lesson_figures());
   ASSERT_EQ(rows.size(), 1U);
   EXPECT_FALSE(rows[0].consistent);
@@ -99,8 +99,8 @@ TEST(PrefixByText, AFullReadOfTheResendIsNotConsistent) {
 
 TEST(PrefixByText, MarkdownSaysNotReportedInsteadOfZeros) {
   std::vector<CallRecord> calls;
-  add_pair(calls, "0.5", 500, 0.4987, 500);
-  add_pair(calls, "question", 990, 0.991, 10, 1001);  // the edit changed the count
+  add_ollama_pair(calls, "0.5", 500, 0.4987, 500);
+  add_ollama_pair(calls, "question", 990, 0.991, 10, 1001);  // the edit changed the count
   std::ostringstream out;
   write_prefix_markdown(out, prefix_report(calls, lesson_figures()));
   const std::string md = out.str();

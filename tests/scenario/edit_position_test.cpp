@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using Kind = EditPosition::Kind;
 
-std::string error_of(const std::string& factors, const std::string& extra = "") {
+std::string position_error(const std::string& factors, const std::string& extra = "") {
   try {
     parse_scenario(
         R"({"name": "x", "factors": {"prompt_tokens": [256], )" + factors + "}" + extra + "}",
@@ -55,20 +55,20 @@ TEST(EditPosition, AbsentMeansNoPairsAndNoKeyInTheResolvedScenario) {
 }
 
 TEST(EditPosition, BadLevelsNameTheirPath) {
-  EXPECT_THAT(error_of(R"("edit_position": [0.5, 1.5])"),
+  EXPECT_THAT(position_error(R"("edit_position": [0.5, 1.5])"),
               HasSubstr("s.json:1: factors.edit_position[1]: 1.5 is out of range: expected a "
                         "fraction from 0 to 1"));
-  EXPECT_THAT(error_of(R"("edit_position": ["middle"])"),
+  EXPECT_THAT(position_error(R"("edit_position": ["middle"])"),
               HasSubstr("factors.edit_position[0]: expected a fraction from 0 to 1 or one of "
                         "\"none\", \"question\""));
-  EXPECT_THAT(error_of(R"("edit_position": [0.5, 0.5])"),
+  EXPECT_THAT(position_error(R"("edit_position": [0.5, 0.5])"),
               HasSubstr("factors.edit_position[1]: duplicate value 0.5"));
-  EXPECT_THAT(error_of(R"("edit_position": -0.1)"),
+  EXPECT_THAT(position_error(R"("edit_position": -0.1)"),
               HasSubstr("factors.edit_position: -0.1 is out of range"));
 }
 
 TEST(EditPosition, PairsNeedAUniqueFirstLine) {
-  EXPECT_THAT(error_of(R"("edit_position": [0.5])", R"(, "unique_first_line": false)"),
+  EXPECT_THAT(position_error(R"("edit_position": [0.5])", R"(, "unique_first_line": false)"),
               HasSubstr("factors.edit_position: the cold read of each pair needs a unique first "
                         "line"));
 }

@@ -16,7 +16,7 @@
 namespace kvbench::stats {
 namespace {
 
-constexpr int kRuns = 1000;
+constexpr int kGateRuns = 1000;
 constexpr double kAlpha = 0.05;
 constexpr double kDecodeMargin = 0.05;
 constexpr double kTtftMargin = 0.10;
@@ -28,7 +28,7 @@ constexpr double kTtftMargin = 0.10;
 // saturating (levels off at -7 % decode, +5 % TTFT, 10-minute time constant, continuous across
 // restarts) or linear over the same range.
 const std::vector<int> kAbba{0, 1, 1, 0};
-const std::vector<double> kLevels{0.5, 1.0, 2.0, 3.0, 4.0};
+const std::vector<double> kGateLevels{0.5, 1.0, 2.0, 3.0, 4.0};
 
 struct Scenario {
   bool curved_drift = true;
@@ -66,7 +66,8 @@ GateMetric fitted_metric(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
 GateDecision simulate_session(const Scenario& s, Rng& rng) {
   boost::random::normal_distribution<double> decode_noise(0.0, 0.02);
   boost::random::normal_distribution<double> ttft_noise(0.0, 0.06);
-  const std::vector<sim::Call> calls = sim::interleaved_design(kAbba, kLevels, 6, 0.5, 1.0, rng);
+  const std::vector<sim::Call> calls =
+      sim::interleaved_design(kAbba, kGateLevels, 6, 0.5, 1.0, rng);
   const auto n = static_cast<Eigen::Index>(calls.size());
   Eigen::VectorXd log_decode(n);
   Eigen::VectorXd log_ttft(n);
@@ -88,7 +89,7 @@ GateDecision simulate_session(const Scenario& s, Rng& rng) {
 GateRates simulate_gate(const Scenario& s, std::uint64_t seed) {
   Rng rng(seed);
   GateRates rates;
-  for (int run = 0; run < kRuns; ++run) {
+  for (int run = 0; run < kGateRuns; ++run) {
     const GateDecision d = simulate_session(s, rng);
     rates.decode_fail += d.metrics[0].verdict == Verdict::fail ? 1.0 : 0.0;
     rates.decode_fail_alone += d.metrics[0].p_fail < kAlpha ? 1.0 : 0.0;
@@ -96,23 +97,23 @@ GateRates simulate_gate(const Scenario& s, std::uint64_t seed) {
     rates.any_fail += d.overall == Verdict::fail ? 1.0 : 0.0;
     rates.all_pass += d.overall == Verdict::pass ? 1.0 : 0.0;
   }
-  rates.decode_fail /= kRuns;
-  rates.decode_fail_alone /= kRuns;
-  rates.ttft_fail /= kRuns;
-  rates.any_fail /= kRuns;
-  rates.all_pass /= kRuns;
+  rates.decode_fail /= kGateRuns;
+  rates.decode_fail_alone /= kGateRuns;
+  rates.ttft_fail /= kGateRuns;
+  rates.any_fail /= kGateRuns;
+  rates.all_pass /= kGateRuns;
   return rates;
 }
 
-void report(const std::string& name, double value) {
+void report_rate(const std::string& name, double value) {
   ::testing::Test::RecordProperty(name, std::to_string(value));
   std::cout << "[ monte carlo ] " << name << " = " << value << "\n";
 }
 
 TEST(GateMonteCarlo, IdenticalBuildsRarelyFailAndMostlyPassAtDefaultMargins) {
   const GateRates r = simulate_gate({}, 777001);
-  report("identical_default_any_fail", r.any_fail);
-  report("identical_default_all_pass", r.all_pass);
+  report_rate("identical_default_any_fail", r.any_fail);
+  report_rate("identical_default_all_pass", r.all_pass);
   EXPECT_LE(r.any_fail, kAlpha + 0.02);
   EXPECT_GT(r.all_pass, 0.9);
 }
@@ -125,10 +126,10 @@ TEST(GateMonteCarlo, ZeroMarginFailTestIsCalibratedWhenTheDriftModelHolds) {
   s.decode_margin = 0.0;
   s.ttft_margin = 0.0;
   const GateRates r = simulate_gate(s, 777002);
-  report("identical_margin0_linear_drift_decode_fail_alone", r.decode_fail_alone);
-  report("identical_margin0_linear_drift_decode_fail", r.decode_fail);
-  report("identical_margin0_linear_drift_ttft_fail", r.ttft_fail);
-  report("identical_margin0_linear_drift_any_fail", r.any_fail);
+  report_rate("identical_margin0_linear_drift_decode_fail_alone", r.decode_fail_alone);
+  report_rate("identical_margin0_linear_drift_decode_fail", r.decode_fail);
+  report_rate("identical_margin0_linear_drift_ttft_fail", r.ttft_fail);
+  report_rate("identical_margin0_linear_drift_any_fail", r.any_fail);
   EXPECT_LE(r.any_fail, kAlpha + 0.02);
   EXPECT_GE(r.decode_fail_alone, kAlpha - 0.02);
   EXPECT_LE(r.decode_fail_alone, kAlpha + 0.02);
@@ -147,8 +148,8 @@ TEST(GateMonteCarlo, CurvedDriftInAbbaNeedsTheMarginOrATSquaredTerm) {
   const GateRates linear = simulate_gate(s, 777003);
   s.time_squared = true;
   const GateRates quadratic = simulate_gate(s, 777004);
-  report("identical_margin0_curved_drift_t_any_fail", linear.any_fail);
-  report("identical_margin0_curved_drift_t2_any_fail", quadratic.any_fail);
+  report_rate("identical_margin0_curved_drift_t_any_fail", linear.any_fail);
+  report_rate("identical_margin0_curved_drift_t2_any_fail", quadratic.any_fail);
   EXPECT_GT(linear.any_fail, 0.2);
   EXPECT_LE(quadratic.any_fail, kAlpha + 0.02);
 }
@@ -157,8 +158,8 @@ TEST(GateMonteCarlo, DecodeRegressionOfTwiceTheMarginIsCaught) {
   Scenario s;
   s.decode_ratio = 1.0 - 2.0 * kDecodeMargin;
   const GateRates r = simulate_gate(s, 777005);
-  report("decode_regression_power", r.decode_fail);
-  report("decode_regression_ttft_fail", r.ttft_fail);
+  report_rate("decode_regression_power", r.decode_fail);
+  report_rate("decode_regression_ttft_fail", r.ttft_fail);
   EXPECT_GT(r.decode_fail, 0.8);
   EXPECT_LE(r.ttft_fail, kAlpha + 0.02);
 }
@@ -167,12 +168,12 @@ TEST(GateMonteCarlo, TtftRegressionOfTwiceTheMarginIsCaught) {
   Scenario s;
   s.ttft_ratio = 1.0 + 2.0 * kTtftMargin;
   const GateRates r = simulate_gate(s, 777006);
-  report("ttft_regression_power", r.ttft_fail);
-  report("ttft_regression_decode_fail", r.decode_fail);
+  report_rate("ttft_regression_power", r.ttft_fail);
+  report_rate("ttft_regression_decode_fail", r.decode_fail);
   EXPECT_GT(r.ttft_fail, 0.8);
   EXPECT_LE(r.decode_fail, kAlpha + 0.02);
   s.time_squared = true;
-  report("ttft_regression_power_with_t2", simulate_gate(s, 777007).ttft_fail);
+  report_rate("ttft_regression_power_with_t2", simulate_gate(s, 777007).ttft_fail);
 }
 
 }  // namespace
