@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan, into build-fuzz/) and runs each on its seed
 # corpus in tests/fuzz/corpus/<name>/ for a bounded time. Any crash, sanitizer report, uncaught
 # exception or broken invariant fails the script; the input that did it is left in the work
-# folder (printed). Arguments: target names (scenario sse ndjson llama_event gguf) to run a subset.
+# folder (printed). Arguments: target names (scenario sse ndjson llama_event gguf compat_stream)
+# to run a subset.
 #   KVBENCH_FUZZ_SECONDS   seconds per target (default 30)
 #   KVBENCH_FUZZ_BUILD_DIR build folder (default build-fuzz/)
 #   KVBENCH_FUZZ_CXX       clang++ to use (default clang++-14, else clang++)
@@ -14,7 +15,7 @@ jobs=${KVBENCH_JOBS:-$(nproc)}
 cxx=${KVBENCH_FUZZ_CXX:-$(command -v clang++-14 || command -v clang++ || true)}
 [ -n "$cxx" ] || { echo "fuzz: error: clang++ not found (apt-get install clang-14)" >&2; exit 1; }
 
-all=(scenario sse ndjson llama_event gguf)
+all=(scenario sse ndjson llama_event gguf compat_stream)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

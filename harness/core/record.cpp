@@ -45,6 +45,13 @@ ClientTiming derive_timing(const CallTrace& trace) {
   if (trace.done.count() != 0) {
     t.e2e_ms = ms_between(trace.sent, trace.done);
   }
+  if (trace.first_event.count() != 0) {
+    t.first_event_ms = ms_between(trace.sent, trace.first_event);
+  }
+  if (trace.first_reasoning.count() != 0) {
+    t.first_reasoning_ms = ms_between(trace.sent, trace.first_reasoning);
+  }
+  t.reasoning_tokens = trace.reasoning_tokens;
   for (std::size_t i = 0; i < trace.token_arrivals.size(); ++i) {
     t.token_ms.push_back(ms_between(trace.sent, trace.token_arrivals[i]));
     t.tokens += i < trace.token_counts.size() ? trace.token_counts[i] : 1;
@@ -161,6 +168,11 @@ nlohmann::json to_json(const CallRecord& r) {
   put(client, "request_out_ms", r.client.request_out_ms);
   put(client, "e2e_ms", r.client.e2e_ms);
   put(client, "decode_tps", r.client.decode_tps);
+  put(client, "first_event_ms", r.client.first_event_ms);
+  put(client, "first_reasoning_ms", r.client.first_reasoning_ms);
+  if (r.client.reasoning_tokens > 0) {
+    client["reasoning_tokens"] = r.client.reasoning_tokens;
+  }
   nlohmann::json server = {{"raw", r.server.raw}};
   put(server, "prompt_n", r.server.prompt_n);
   put(server, "cache_n", r.server.cache_n);
@@ -250,6 +262,9 @@ CallRecord record_from_json(const nlohmann::json& j) {
     r.client.request_out_ms = get<double>(c, "request_out_ms");
     r.client.e2e_ms = get<double>(c, "e2e_ms");
     r.client.decode_tps = get<double>(c, "decode_tps");
+    r.client.first_event_ms = get<double>(c, "first_event_ms");
+    r.client.first_reasoning_ms = get<double>(c, "first_reasoning_ms");
+    r.client.reasoning_tokens = c.value("reasoning_tokens", 0);
   }
   if (j.contains("server")) {
     const auto& s = j["server"];

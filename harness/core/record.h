@@ -67,6 +67,11 @@ struct CallTrace {
   // Arrival time of every streamed event that carried generated tokens, and how many it carried.
   std::vector<Nanos> token_arrivals;
   std::vector<int> token_counts;
+  // Kinds whose stream has events without tokens (OpenAI's role chunk): the first event of any
+  // kind (0: not recorded). Reasoning deltas: the first one's arrival and how many there were.
+  Nanos first_event{0};
+  Nanos first_reasoning{0};
+  int reasoning_tokens = 0;
 };
 
 // Derived client timings (pure function of a trace; see derive_timing).
@@ -76,10 +81,13 @@ struct ClientTiming {
   // sent -> request written: the connect (none on a reused connection) and the client's own
   // share of the TTFT
   std::optional<double> request_out_ms;
-  std::optional<double> e2e_ms;      // sent -> done
-  std::optional<double> decode_tps;  // (tokens after the first) / (last - first token time)
-  int tokens = 0;                    // generated tokens seen in the stream
-  std::vector<double> token_ms;      // each token event's arrival, ms after sent
+  std::optional<double> e2e_ms;              // sent -> done
+  std::optional<double> decode_tps;          // (tokens after the first) / (last - first token time)
+  int tokens = 0;                            // generated tokens seen in the stream
+  std::vector<double> token_ms;              // each token event's arrival, ms after sent
+  std::optional<double> first_event_ms;      // sent -> first stream event of any kind
+  std::optional<double> first_reasoning_ms;  // sent -> first reasoning token (not in ttft_ms)
+  int reasoning_tokens = 0;
 };
 
 // TTFT, decode rate and the rest from raw timestamps. A trace with no token has no TTFT; fewer

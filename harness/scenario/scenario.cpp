@@ -19,7 +19,21 @@ namespace kvbench::scenario {
 using nlohmann::json;
 
 std::string_view to_string(ServerKind kind) {
-  return kind == ServerKind::ollama ? "ollama" : "llama-server";
+  switch (kind) {
+    case ServerKind::ollama:
+      return "ollama";
+    case ServerKind::openai:
+      return "openai";
+    case ServerKind::anthropic:
+      return "anthropic";
+    case ServerKind::llama_server:
+      break;
+  }
+  return "llama-server";
+}
+
+bool served_by_llama_server(ServerKind kind) {
+  return kind != ServerKind::ollama;
 }
 
 const std::vector<std::string>& known_cache_types() {
@@ -80,18 +94,35 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
     return;
   }
   c.keys(v, path,
-         {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env"});
+         {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
+          "endpoint"});
   if (v.contains("kind")) {
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (*k == "llama-server") {
         s.kind = ServerKind::llama_server;
       } else if (*k == "ollama") {
         s.kind = ServerKind::ollama;
+      } else if (*k == "openai") {
+        s.kind = ServerKind::openai;
+      } else if (*k == "anthropic") {
+        s.kind = ServerKind::anthropic;
       } else {
         c.problem(path + ".kind",
-                  fmt::format("unknown server kind '{}': expected 'llama-server' or "
-                              "'ollama'",
+                  fmt::format("unknown server kind '{}': expected 'llama-server', 'ollama', "
+                              "'openai' or 'anthropic'",
                               *k));
+      }
+    }
+  }
+  if (v.contains("endpoint")) {
+    if (auto e = c.string(v["endpoint"], path + ".endpoint", false)) {
+      if (s.kind != ServerKind::openai) {
+        c.problem(path + ".endpoint", "only the 'openai' kind has an endpoint to choose");
+      } else if (*e != "chat" && *e != "completions") {
+        c.problem(path + ".endpoint",
+                  fmt::format("'{}': expected 'chat' (/chat/completions) or 'completions'", *e));
+      } else {
+        s.endpoint = *e;
       }
     }
   }
@@ -387,7 +418,7 @@ void check_concurrency(Checker& c, const Scenario& s) {
               "the edit-position experiment reads each pair on one slot: run it without "
               "concurrency");
   }
-  if (!s.server.managed() && s.server.kind == ServerKind::llama_server &&
+  if (!s.server.managed() && s.server.kind != ServerKind::ollama &&
       s.concurrency.slot_levels().size() > 1) {
     c.problem("concurrency.streams",
               "an attached server (server.url) cannot change its slots (-np): give one level or "
@@ -417,7 +448,7 @@ void check_consistency(Checker& c, Scenario& s) {
               fmt::format("{} tokens do not fit num_ctx {} with max_tokens {}",
                           s.probes.prompt_tokens, min_ctx, s.max_tokens));
   }
-  if (s.server.managed() && s.server.kind == ServerKind::llama_server) {
+  if (s.server.managed() && served_by_llama_server(s.server.kind)) {
     for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
       const auto& t = s.factors.cache_type[i];
       if (t != "f16" && t != "f32" && t != "bf16" && s.server.flash_attn == "off") {
@@ -500,6 +531,9 @@ json detail::server_to_json(const ServerSpec& spec) {
   }
   if (!spec.api_key_env.empty()) {
     server["api_key_env"] = spec.api_key_env;
+  }
+  if (spec.kind == ServerKind::openai) {
+    server["endpoint"] = spec.endpoint;
   }
   return server;
 }

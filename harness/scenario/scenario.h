@@ -15,8 +15,13 @@
 
 namespace kvbench::scenario {
 
-enum class ServerKind { llama_server, ollama };
+// llama-server's native API, Ollama's, an OpenAI-compatible API (/v1/chat/completions or
+// /v1/completions) or Anthropic's Messages API (/v1/messages). Without a url, the last two are
+// served by a managed llama-server through its own OpenAI- and Anthropic-style endpoints.
+enum class ServerKind { llama_server, ollama, openai, anthropic };
 std::string_view to_string(ServerKind kind);
+// Kinds a managed llama-server serves (every kind but Ollama).
+bool served_by_llama_server(ServerKind kind);
 
 // The KV-cache types llama.cpp accepts for -ctk/-ctv.
 const std::vector<std::string>& known_cache_types();
@@ -30,6 +35,7 @@ struct ServerSpec {
   int threads = 0;                        // managed: -t; 0 = server default
   std::string flash_attn = "auto";        // managed: -fa on|off|auto
   std::string api_key_env;                // name of the environment variable with the key
+  std::string endpoint = "chat";          // openai: "chat" or "completions"
   bool managed() const { return url.empty(); }
 };
 

@@ -165,8 +165,11 @@ void check_variant_servers(Checker& c, const Scenario& s) {
   for (std::size_t i = 0; i < s.variants.size(); ++i) {
     const ServerSpec& spec = s.variants[i].server;
     const std::string path = fmt::format("variants[{}].server", i);
-    if (spec.kind != ServerKind::llama_server) {
-      c.problem("variants", "server variants run on llama-server only for now");
+    if (!served_by_llama_server(spec.kind) ||
+        (spec.kind != ServerKind::llama_server && !spec.managed())) {
+      c.problem("variants",
+                "server variants run on a managed llama-server (any kind but Ollama) or an "
+                "attached llama-server only for now");
       return;
     }
     const bool quantized =

@@ -9,6 +9,7 @@
 #include "harness/backend/managed_server.h"
 #include "harness/core/error.h"
 #include "harness/servers/block_memory.h"
+#include "harness/servers/compat_session.h"
 
 namespace kvbench::servers {
 
@@ -60,8 +61,9 @@ class LlamaBlock final : public run::BlockServer {
       info.detail["prompt_cache"] = backend::prompt_cache_settings(info.argv);
     }
     info.url = url;
-    backend_ = std::make_unique<backend::LlamaServerBackend>(transport_, url, target.api_key);
-    info.detail["props"] = backend_->describe();
+    backend_ = make_call_backend(target.spec, transport_, url, target.api_key,
+                                 target.spec.managed(), true);
+    info.detail["props"] = backend::LlamaServerBackend(transport_, url, target.api_key).describe();
     if (managed_) {
       memory_.emplace(managed_->pid(), longest_prompt_tokens(block));
       std::string note;
@@ -98,7 +100,7 @@ class LlamaBlock final : public run::BlockServer {
       return false;
     }
     backend_ =
-        std::make_unique<backend::LlamaServerBackend>(transport_, managed_->url(), target_.api_key);
+        make_call_backend(target_.spec, transport_, managed_->url(), target_.api_key, true, true);
     restart.url = managed_->url();
     return true;
   }
@@ -131,7 +133,7 @@ class LlamaBlock final : public run::BlockServer {
   std::chrono::seconds ready_timeout_;
   backend::LlamaServerLaunch launch_;
   std::unique_ptr<backend::ManagedServer> managed_;
-  std::unique_ptr<backend::LlamaServerBackend> backend_;
+  std::unique_ptr<backend::Backend> backend_;
   std::optional<BlockMemory> memory_;
   std::vector<int> slot_ids_;  // what the warm-up left in slot 0
   int deaths_ = 0;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "harness/http/multi_transport.h"
+#include "harness/servers/compat_session.h"
 #include "harness/servers/llama_session.h"
 #include "harness/servers/ollama_session.h"
 
@@ -13,6 +14,17 @@ namespace {
 
 using MakeSession = std::function<std::unique_ptr<run::ServerSession>(
     const scenario::Scenario&, const run::RunOptions&, http::Transport&, const std::string&)>;
+
+// OpenAI- and Anthropic-compatible kinds: a managed llama-server serves them, else the attached
+// server's own session.
+std::unique_ptr<run::ServerSession> compat_or_managed(const scenario::Scenario& s,
+                                                      const run::RunOptions& o, http::Transport& t,
+                                                      const std::string& run_id) {
+  if (s.server.managed()) {
+    return std::make_unique<LlamaSession>(s, o, t);
+  }
+  return std::make_unique<CompatSession>(s, t, run_id);
+}
 
 const std::map<scenario::ServerKind, MakeSession>& sessions() {
   static const std::map<scenario::ServerKind, MakeSession> table = {
@@ -24,6 +36,8 @@ const std::map<scenario::ServerKind, MakeSession>& sessions() {
           const std::string& run_id) {
          return std::make_unique<OllamaSession>(s, t, run_id, o.ready_timeout);
        }},
+      {scenario::ServerKind::openai, compat_or_managed},
+      {scenario::ServerKind::anthropic, compat_or_managed},
   };
   return table;
 }

@@ -209,11 +209,16 @@ TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
   EXPECT_THAT(calls[0].error, ::testing::HasSubstr("exited with code 3"));
 }
 
-TEST(Faults, ApiKeyIsUsedButNeverWrittenAnywhere) {
-  const fs::path dir = fresh_dir("apikey");
+// The managed llama-server demands the key; each kind sends it its own way (a bearer token, or
+// Anthropic's x-api-key) and writes it nowhere.
+class ApiKeyKinds : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ApiKeyKinds, ApiKeyIsUsedButNeverWrittenAnywhere) {
+  const fs::path dir = fresh_dir("apikey-" + GetParam());
   const std::string secret = "kvb-secret-" + std::to_string(::getpid()) + "-7f3a9c";
   const std::string scenario = write_file(dir, "s.json", R"({"name": "key",
-    "server": {"model": "synthetic:tiny", "api_key_env": "KVBENCH_TEST_API_KEY"},
+    "server": {"kind": ")" + GetParam() + R"(", "model": "synthetic:tiny",
+               "api_key_env": "KVBENCH_TEST_API_KEY"},
     "factors": {"prompt_tokens": [64, 128], "num_ctx": 1024}, "repeats": 1, "max_tokens": 4})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string()}, 600,
                              {{"KVBENCH_TEST_API_KEY", secret}});
@@ -236,6 +241,12 @@ TEST(Faults, ApiKeyIsUsedButNeverWrittenAnywhere) {
     EXPECT_EQ(text.find(secret), std::string::npos) << e.path() << " holds the API key";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Faults, ApiKeyKinds,
+                         ::testing::Values("llama-server", "openai", "anthropic"),
+                         [](const auto& p) {
+                           return p.param == "llama-server" ? std::string("native") : p.param;
+                         });
 
 }  // namespace
 }  // namespace kvbench::itest

@@ -32,10 +32,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string gate_scenario(const std::string& name, const std::string& baseline_model,
-                          const std::string& candidate_model, int max_sets = 6) {
+                          const std::string& candidate_model, int max_sets = 6,
+                          const std::string& kind = "llama-server") {
   return R"({"name": ")" + name + R"(",
-  "server": {"model": ")" +
-         baseline_model + R"(", "threads": 1},
+  "server": {"kind": ")" +
+         kind + R"(", "model": ")" + baseline_model + R"(", "threads": 1},
   "factors": {"prompt_tokens": [256], "num_ctx": [2048]},
   "repeats": 5, "warmup": 1, "max_tokens": 64, "seed": 5,
   "variants": [{"name": "baseline"},
@@ -63,10 +64,10 @@ struct GateOutcome {
 };
 
 GateOutcome run_gate(const std::string& name, const std::string& base, const std::string& cand,
-                     int max_sets = 6) {
+                     int max_sets = 6, const std::string& kind = "llama-server") {
   const fs::path results = fresh_dir("gate-" + name);
   const auto scenario =
-      write_file(results, name + ".json", gate_scenario(name, base, cand, max_sets));
+      write_file(results, name + ".json", gate_scenario(name, base, cand, max_sets, kind));
   const fs::path summary = results / "step-summary.md";
   GateOutcome g;
   g.result = run_kvbench({"gate", scenario, "--results", results.string(), "-q"}, 900,
@@ -127,6 +128,17 @@ TEST(GateOnServer, PlantedRegressionFailsInTheRightDirection) {
   EXPECT_GT(ttft.at("change").get<double>(), 0.10);     // the first token came later
   EXPECT_GT(decode.at("result").at("slowdown_lower").get<double>(), 0.05);
   EXPECT_THAT(g.junit, HasSubstr("<failure"));
+  EXPECT_THAT(g.result.out, HasSubstr("FAIL decode_tps candidate vs baseline"));
+}
+
+// The same gate through llama-server's OpenAI-compatible API: comparing two servers or two models
+// behind /v1/chat/completions.
+TEST(GateOnServer, PlantedRegressionFailsThroughTheOpenAiApi) {
+  const auto g = run_gate("slower-openai", "synthetic:small", "synthetic:lesson", 6, "openai");
+  EXPECT_EQ(g.result.exit_code, 1) << g.result.out << g.result.err;
+  EXPECT_EQ(g.gate.at("overall"), "FAIL");
+  EXPECT_EQ(entry(g.gate, "decode_tps").at("verdict"), "FAIL");
+  EXPECT_LT(entry(g.gate, "decode_tps").at("change").get<double>(), -0.05);
   EXPECT_THAT(g.result.out, HasSubstr("FAIL decode_tps candidate vs baseline"));
 }
 

@@ -1,0 +1,130 @@
+#include "harness/servers/compat_session.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/backend/anthropic.h"
+#include "harness/backend/llama_server.h"
+#include "harness/backend/openai.h"
+#include "harness/core/error.h"
+#include "harness/servers/ollama_session.h"
+#include "harness/servers/server_target.h"
+
+namespace kvbench::servers {
+
+using nlohmann::json;
+using scenario::ServerKind;
+
+std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& spec,
+                                                    http::Transport& transport,
+                                                    const std::string& url,
+                                                    const std::string& api_key, bool managed,
+                                                    bool llama_server) {
+  const std::string base = managed ? url + "/v1" : url;
+  switch (spec.kind) {
+    case ServerKind::openai:
+      return std::make_unique<backend::OpenAiBackend>(
+          transport, backend::OpenAiTarget{base, spec.model, api_key,
+                                           spec.endpoint == "completions"
+                                               ? backend::OpenAiEndpoint::completions
+                                               : backend::OpenAiEndpoint::chat,
+                                           llama_server});
+    case ServerKind::anthropic:
+      return std::make_unique<backend::AnthropicBackend>(
+          transport, backend::AnthropicTarget{base, spec.model, api_key, llama_server});
+    case ServerKind::llama_server:
+    case ServerKind::ollama:
+      break;
+  }
+  return std::make_unique<backend::LlamaServerBackend>(transport, url, api_key);
+}
+
+bool is_llama_server(http::Transport& transport, const std::string& root,
+                     const std::string& api_key) {
+  backend::LlamaServerBackend probe(transport, root, api_key);
+  const json props = probe.describe();
+  return props.is_object() && props.contains("default_generation_settings");
+}
+
+namespace {
+
+class CompatBlock final : public run::BlockServer {
+ public:
+  explicit CompatBlock(std::unique_ptr<backend::Backend> be) : backend_(std::move(be)) {}
+  backend::Backend& backend() override { return *backend_; }
+  // An attached server is not restarted by kvbench.
+  bool died(results::ServerRestart&) override { return false; }
+  bool restart(results::ServerRestart&) override { return false; }
+  void after_call(const plan::PlannedCall&) override {}
+  void close(results::BlockInfo&) override {}
+
+ private:
+  std::unique_ptr<backend::Backend> backend_;
+};
+
+}  // namespace
+
+run::SessionInfo CompatSession::prepare() {
+  try {
+    api_key_ = api_key_from(s_.server);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", s_.source, e.what()));
+  }
+  json server = {
+      {"kind", scenario::to_string(s_.server.kind)}, {"mode", "attached"}, {"url", s_.server.url}};
+  if (s_.server.kind == ServerKind::openai) {
+    server["endpoint"] = s_.server.endpoint;
+  }
+  // /models answers on OpenAI-compatible servers, Anthropic's API and llama-server alike.
+  http::Request req;
+  req.method = "GET";
+  req.url = s_.server.url + "/models";
+  req.timeout = std::chrono::milliseconds(10000);
+  if (s_.server.kind == ServerKind::anthropic) {
+    req.headers.emplace_back("anthropic-version", std::string(backend::kAnthropicVersion));
+    if (!api_key_.empty()) {
+      req.headers.emplace_back("x-api-key", api_key_);
+    }
+  } else if (!api_key_.empty()) {
+    req.headers.emplace_back("Authorization", "Bearer " + api_key_);
+  }
+  const auto res = transport_.fetch(req);
+  if (res.outcome == http::Outcome::connect_error || res.outcome == http::Outcome::timeout) {
+    throw Error(fmt::format("no server answers at {} (GET /models: {}); start it or fix server.url",
+                            s_.server.url, res.error));
+  }
+  if (res.http_status == 401 || res.http_status == 403) {
+    throw InputError(fmt::format(
+        "{}: the server at {} refused the API key (HTTP {}): check server.api_key_env{}", s_.source,
+        s_.server.url, res.http_status, s_.server.api_key_env.empty() ? " (none is set)" : ""));
+  }
+  server["models_status"] = res.http_status;
+  llama_server_ = is_llama_server(transport_, backend::root_of(s_.server.url), api_key_);
+  server["llama_server"] = llama_server_;
+  server["tokens"] = llama_server_ ? "llama-server /apply-template + /tokenize"
+                     : s_.server.kind == ServerKind::anthropic
+                         ? "POST /messages/count_tokens"
+                         : "estimated from a calibration against usage.prompt_tokens";
+  return {server, {{"name", s_.server.model}}, {}};
+}
+
+std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
+                                                      const std::filesystem::path&,
+                                                      results::BlockInfo& info) {
+  auto be = make_call_backend(s_.server, transport_, s_.server.url, api_key_, false, llama_server_);
+  info.url = s_.server.url;
+  info.detail["described"] = be->describe();
+  if (auto* openai = dynamic_cast<backend::OpenAiBackend*>(be.get()); openai && !llama_server_) {
+    if (calibration_) {
+      openai->set_calibration(*calibration_);
+    } else {
+      calibration_ = openai->calibrate(
+          calibration_probes(run_id_, s_.seed, static_cast<std::size_t>(block.config.num_ctx) / 2));
+    }
+    info.detail["calibration"] = calibration_->to_json();
+  }
+  return std::make_unique<CompatBlock>(std::move(be));
+}
+
+}  // namespace kvbench::servers

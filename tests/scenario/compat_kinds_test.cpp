@@ -1,0 +1,78 @@
+// The OpenAI- and Anthropic-compatible kinds in scenarios: kind, endpoint and what an attached
+// server of these kinds cannot vary; every shipped scenario parses.
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/core/error.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string compat_error(const std::string& text) {
+  try {
+    parse_scenario(text, "s.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for: " << text;
+  return "";
+}
+
+TEST(CompatKinds, KindAndEndpointParseAndAreRecorded) {
+  const auto s = parse_scenario(
+      R"({"name": "x", "server": {"kind": "openai", "endpoint": "completions",
+          "url": "http://127.0.0.1:8000/v1/", "model": "m", "api_key_env": "K"},
+          "factors": {"prompt_tokens": [256]}})",
+      "s.json");
+  EXPECT_EQ(s.server.kind, ServerKind::openai);
+  EXPECT_EQ(s.server.endpoint, "completions");
+  EXPECT_EQ(s.server.url, "http://127.0.0.1:8000/v1");
+  EXPECT_EQ(s.resolved["server"]["kind"], "openai");
+  EXPECT_EQ(s.resolved["server"]["endpoint"], "completions");
+  const auto a = parse_scenario(
+      R"({"name": "x", "server": {"kind": "anthropic"}, "factors": {"prompt_tokens": [256]}})",
+      "s.json");
+  EXPECT_EQ(a.server.kind, ServerKind::anthropic);
+  EXPECT_TRUE(served_by_llama_server(a.server.kind));
+  EXPECT_FALSE(a.resolved["server"].contains("endpoint"));
+}
+
+TEST(CompatKinds, BadKindEndpointAndRestartFactorsAreRefused) {
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "vllm"},
+                               "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("expected 'llama-server', 'ollama', 'openai' or 'anthropic'"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "endpoint": "responses"},
+                               "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("server.endpoint: 'responses': expected 'chat'"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "anthropic", "endpoint": "chat"},
+                               "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("only the 'openai' kind has an endpoint"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1"},
+                               "factors": {"prompt_tokens": [256], "cache_type": ["f16", "q8_0"]}})"),
+              HasSubstr("cannot vary cache_type"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "anthropic", "url": "http://h/v1"},
+                               "factors": {"prompt_tokens": [256], "num_ctx": [2048, 4096]}})"),
+              HasSubstr("cannot vary num_ctx"));
+}
+
+TEST(CompatKinds, EveryShippedScenarioParses) {
+  int n = 0;
+  // scenarios/lesson/ holds the lesson's lab definitions, not scenarios.
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(KVBENCH_SOURCE_DIR) / "scenarios")) {
+    if (e.path().extension() == ".json") {
+      EXPECT_NO_THROW(load_scenario(e.path().string())) << e.path();
+      ++n;
+    }
+  }
+  EXPECT_GE(n, 8);
+}
+
+}  // namespace
+}  // namespace kvbench::scenario
