@@ -11,7 +11,14 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKVBENCH_SANITIZE=address,undefined \
+# Ninja for a new build folder where it is installed: it compiles every object as soon as its own
+# inputs are ready, where make waits for whole targets (twice as fast here on 2 cores). A folder
+# already configured keeps its generator.
+generator=()
+if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+  generator=(-G Ninja)
+fi
+cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKVBENCH_SANITIZE=address,undefined \
   -DKVBENCH_BENCH=OFF -DKVBENCH_WERROR=ON "${launcher[@]}" >/dev/null
 
 # Only the unit test executables (tests/<module>/), not the kvbench binary or the integration tests.

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake git pkg-config ca-certificates
+  build-essential cmake ninja-build git pkg-config ca-certificates
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libboost-math-dev libcpp-httplib-dev libsqlite3-dev
