@@ -96,6 +96,7 @@ CacheCheck check_cache(const std::vector<CallRecord>& calls) {
     }
     ++c.timed_ok;
     c.max_cache_n = std::max(c.max_cache_n, *r.server.cache_n);
+    c.predicted += r.expected_cache_n ? 1 : 0;
     c.matched_expected += r.expected_cache_n == r.server.cache_n ? 1 : 0;
     const auto has = [&](const char* f) {
       return std::find(r.flags.begin(), r.flags.end(), f) != r.flags.end();

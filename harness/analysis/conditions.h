@@ -45,6 +45,7 @@ std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>
 
 struct CacheCheck {
   int timed_ok = 0;          // timed calls with a reported cache_n
+  int predicted = 0;         // of those, calls with a prediction (the server gave token ids)
   int matched_expected = 0;  // cache_n equal to the shared-prefix prediction
   int max_cache_n = 0;
   int prompt_cache_hits = 0;  // flagged: reuse reached past the unique first line

@@ -110,16 +110,10 @@ ServerTiming anthropic_server_timing(const json& start_usage, const json& end_us
 }
 
 void AnthropicStream::on_event(const http::SseEventView& sse) {
-  if (!stream_error_.empty()) {
-    return;  // the call ended at the first error
-  }
   const auto ev = decode_anthropic_event(sse.event, sse.data);
-  if (result_.trace.first_event.count() == 0) {
-    result_.trace.first_event = sse.arrival;
-  }
   switch (ev.type) {
     case AnthropicEvent::Type::error:
-      stream_error_ = ev.error;
+      error(ev.error);
       return;
     case AnthropicEvent::Type::start:
       start_usage_ = ev.usage;
@@ -128,39 +122,15 @@ void AnthropicStream::on_event(const http::SseEventView& sse) {
       end_usage_ = ev.usage;
       return;
     case AnthropicEvent::Type::stop:
-      stop_seen_ = true;
+      end_seen();
       return;
     case AnthropicEvent::Type::ignored:
       return;
     case AnthropicEvent::Type::delta:
       break;
   }
-  if (ev.content > 0) {
-    result_.trace.token_arrivals.push_back(sse.arrival);
-    result_.trace.token_counts.push_back(ev.content);
-  }
-  if (ev.reasoning > 0) {
-    if (result_.trace.first_reasoning.count() == 0) {
-      result_.trace.first_reasoning = sse.arrival;
-    }
-    result_.trace.reasoning_tokens += ev.reasoning;
-  }
-}
-
-bool AnthropicStream::feed(std::string_view chunk, Nanos arrival) {
-  framer_.feed(chunk, arrival, on_event_);
-  return stream_error_.empty();
-}
-
-CallResult AnthropicStream::finish(const http::Result& res) {
-  framer_.finish(on_event_);
-  result_.server = anthropic_server_timing(start_usage_, end_usage_);
-  auto r = streamed_result(std::move(result_), res, stream_error_, stop_seen_,
-                           "the stream ended without message_stop");
-  if (r.http_status && (*r.http_status == 429 || *r.http_status == 529 || *r.http_status == 503)) {
-    r.error = refused_message(*r.http_status, r.error);
-  }
-  return r;
+  content(ev.content, sse.arrival);
+  reasoning(ev.reasoning, sse.arrival);
 }
 
 AnthropicBackend::AnthropicBackend(http::Transport& transport, AnthropicTarget target)
@@ -197,9 +167,7 @@ std::vector<int> AnthropicBackend::tokenize(std::string_view text) {
   if (!target_.llama_server) {
     return {};
   }
-  const std::string root = root_of(target_.base_url);
-  LlamaServerBackend native(transport_, root, target_.api_key);
-  return native.tokenize(apply_chat_template(transport_, root, target_.api_key, text));
+  return templated_ids(transport_, root_of(target_.base_url), target_.api_key, text);
 }
 
 int AnthropicBackend::count_tokens(std::string_view text) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/backend/backend.h"
+#include "harness/backend/chat_stream.h"
 #include "harness/http/sse.h"
 #include "harness/http/transport.h"
 
@@ -50,21 +51,17 @@ AnthropicEvent decode_anthropic_event(std::string_view event_name, std::string_v
 ServerTiming anthropic_server_timing(const nlohmann::json& start_usage,
                                      const nlohmann::json& end_usage);
 
-class AnthropicStream final : public StreamDecoder {
+// One Messages stream decoded as it arrives; "stream_error" when message_stop never arrived.
+class AnthropicStream final : public ChatStream {
  public:
-  AnthropicStream() = default;
-  bool feed(std::string_view chunk, Nanos arrival) override;
-  // "stream_error" when message_stop never arrived.
-  CallResult finish(const http::Result& res) override;
+  AnthropicStream() : ChatStream("the stream ended without message_stop") {}
 
  private:
-  void on_event(const http::SseEventView& sse);
+  void on_event(const http::SseEventView& sse) override;
+  ServerTiming server_timing() const override {
+    return anthropic_server_timing(start_usage_, end_usage_);
+  }
 
-  http::SseFramer framer_;
-  http::SseFramer::EventFn on_event_ = [this](const http::SseEventView& e) { on_event(e); };
-  CallResult result_;
-  bool stop_seen_ = false;
-  std::string stream_error_;
   nlohmann::json start_usage_;
   nlohmann::json end_usage_;
 };

@@ -10,6 +10,7 @@
 
 #include "harness/backend/completion_stream.h"
 #include "harness/backend/json_error.h"
+#include "harness/backend/json_fields.h"
 #include "harness/backend/json_scan.h"
 #include "harness/backend/ollama.h"
 #include "harness/core/error.h"
@@ -131,6 +132,9 @@ ServerTiming parse_ollama_metrics(const json& m) {
   if (auto v = num("eval_count")) {
     s.predicted_n = static_cast<int>(*v);
   }
+  // Newer Ollama (about 0.33.3) reports the prompt tokens it reused; prompt_eval_count stays the
+  // whole prompt. Older servers leave it out: no cache_n, reuse inferred from time only.
+  s.cache_n = json_count(m, "prompt_eval_cached_count");
   if (auto v = num("prompt_eval_duration")) {
     s.prompt_ms = *v / 1e6;
   }

@@ -131,19 +131,13 @@ ServerTiming openai_server_timing(const json& usage, const json& timings) {
 }
 
 void OpenAiStream::on_event(const http::SseEventView& sse) {
-  if (!stream_error_.empty()) {
-    return;  // the call ended at the first error
-  }
   const auto ev = decode_openai_event(sse.event, sse.data);
-  if (result_.trace.first_event.count() == 0) {
-    result_.trace.first_event = sse.arrival;
-  }
   switch (ev.type) {
     case OpenAiEvent::Type::error:
-      stream_error_ = ev.error;
+      error(ev.error);
       return;
     case OpenAiEvent::Type::done:
-      end_seen_ = true;
+      end_seen();
       return;
     case OpenAiEvent::Type::ignored:
       return;
@@ -151,44 +145,15 @@ void OpenAiStream::on_event(const http::SseEventView& sse) {
     case OpenAiEvent::Type::usage:
       break;
   }
-  if (ev.content > 0) {
-    result_.trace.token_arrivals.push_back(sse.arrival);
-    result_.trace.token_counts.push_back(ev.content);
-  }
-  if (ev.reasoning > 0) {
-    if (result_.trace.first_reasoning.count() == 0) {
-      result_.trace.first_reasoning = sse.arrival;
-    }
-    result_.trace.reasoning_tokens += ev.reasoning;
-  }
+  content(ev.content, sse.arrival);
+  reasoning(ev.reasoning, sse.arrival);
   if (ev.type == OpenAiEvent::Type::usage) {
     usage_ = ev.usage;
-    end_seen_ = true;
+    end_seen();
   }
   if (ev.timings.is_object()) {
     timings_ = ev.timings;
   }
-}
-
-bool OpenAiStream::feed(std::string_view chunk, Nanos arrival) {
-  framer_.feed(chunk, arrival, on_event_);
-  return stream_error_.empty();
-}
-
-CallResult OpenAiStream::finish(const http::Result& res) {
-  framer_.finish(on_event_);
-  result_.server = openai_server_timing(usage_, timings_);
-  auto r = streamed_result(std::move(result_), res, stream_error_, end_seen_,
-                           "the stream ended without a usage chunk or [DONE]");
-  if (r.http_status && (*r.http_status == 429 || *r.http_status == 503)) {
-    r.error = refused_message(*r.http_status, r.error);
-  }
-  return r;
-}
-
-std::string refused_message(long http_status, const std::string& server_error) {
-  return fmt::format("refused: HTTP {} ({}); not retried", http_status,
-                     server_error.empty() ? "no message" : server_error);
 }
 
 OpenAiBackend::OpenAiBackend(http::Transport& transport, OpenAiTarget target)
@@ -226,11 +191,10 @@ std::vector<int> OpenAiBackend::tokenize(std::string_view text) {
     return {};
   }
   const std::string root = root_of(target_.base_url);
-  LlamaServerBackend native(transport_, root, target_.api_key);
   if (target_.endpoint == OpenAiEndpoint::completions) {
-    return native.tokenize(text);
+    return LlamaServerBackend(transport_, root, target_.api_key).tokenize(text);
   }
-  return native.tokenize(apply_chat_template(transport_, root, target_.api_key, text));
+  return templated_ids(transport_, root, target_.api_key, text);
 }
 
 int OpenAiBackend::count_tokens(std::string_view text) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/backend/backend.h"
+#include "harness/backend/chat_stream.h"
 #include "harness/backend/ollama.h"
 #include "harness/http/sse.h"
 #include "harness/http/transport.h"
@@ -68,22 +69,16 @@ OpenAiEvent decode_openai_event(std::string_view event_name, std::string_view da
 // what they report. `raw` keeps both as reported ({"usage": .., "timings": ..}).
 ServerTiming openai_server_timing(const nlohmann::json& usage, const nlohmann::json& timings);
 
-// One OpenAI-compatible stream decoded as it arrives.
-class OpenAiStream final : public StreamDecoder {
+// One OpenAI-compatible stream decoded as it arrives; "stream_error" when neither a usage chunk
+// nor "[DONE]" arrived.
+class OpenAiStream final : public ChatStream {
  public:
-  OpenAiStream() = default;
-  bool feed(std::string_view chunk, Nanos arrival) override;
-  // The call's result: "stream_error" when neither a usage chunk nor "[DONE]" arrived.
-  CallResult finish(const http::Result& res) override;
+  OpenAiStream() : ChatStream("the stream ended without a usage chunk or [DONE]") {}
 
  private:
-  void on_event(const http::SseEventView& sse);
+  void on_event(const http::SseEventView& sse) override;
+  ServerTiming server_timing() const override { return openai_server_timing(usage_, timings_); }
 
-  http::SseFramer framer_;
-  http::SseFramer::EventFn on_event_ = [this](const http::SseEventView& e) { on_event(e); };
-  CallResult result_;
-  bool end_seen_ = false;
-  std::string stream_error_;
   nlohmann::json usage_;
   nlohmann::json timings_;
 };
@@ -92,9 +87,6 @@ class OpenAiStream final : public StreamDecoder {
 // the prompt its /v1/chat/completions reads, before tokenizing. Throws kvbench::Error.
 std::string apply_chat_template(http::Transport& transport, const std::string& root,
                                 const std::string& api_key, std::string_view text);
-
-// The message of a refused call (HTTP 429 or 503): "refused: HTTP 429 ...". Pure.
-std::string refused_message(long http_status, const std::string& server_error);
 
 class OpenAiBackend final : public Backend {
  public:

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/analysis/analysis.h"
 #include "harness/report/concurrency.h"
@@ -152,11 +153,65 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
   r.warnings = std::move(warnings);
   r.conditions = analysis::summarize_conditions(r.calls);
   r.cache = analysis::check_cache(r.calls);
+  r.counters = analysis::check_counters(r.run, r.calls);
   r.analysis = analysis::analyze(r.calls, r.run.seed(), baseline_variant(r.run));
   r.memory = analysis::analyze_memory(r.run);
   r.prefix = analysis::prefix_report(r.calls, lesson_figures());
   return r;
 }
+
+namespace {
+
+json counters_json(const std::vector<analysis::CounterCheck>& checks) {
+  json out = json::array();
+  for (const auto& c : checks) {
+    out.push_back(analysis::to_json(c));
+  }
+  return out;
+}
+
+// The server's counters beside the calls, in one sentence per counter over all blocks.
+void write_counters_markdown(std::ostream& out, const std::vector<analysis::CounterCheck>& checks) {
+  std::vector<std::string> metrics;
+  for (const auto& c : checks) {
+    if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end()) {
+      metrics.push_back(c.metric);
+    }
+  }
+  for (const auto& m : metrics) {
+    int blocks = 0;
+    int agree = 0;
+    double server = 0;
+    long long calls = 0;
+    std::string what;
+    std::string calls_what;
+    std::vector<int> differ;
+    for (const auto& c : checks) {
+      if (c.metric == m) {
+        ++blocks;
+        agree += c.agree() ? 1 : 0;
+        server += c.server;
+        calls += c.calls;
+        what = c.what;
+        calls_what = c.calls_what;
+        if (!c.agree()) {
+          differ.push_back(c.block);
+        }
+      }
+    }
+    out << fmt::format(
+        "\nServer counters: `{}` ({}) changed by {:.0f} over {} block{}; the calls' {} sum to {}: ",
+        m, what, server, blocks, blocks == 1 ? "" : "s", calls_what, calls);
+    if (differ.empty()) {
+      out << "they agree in every block.\n";
+    } else {
+      out << fmt::format("they differ in block{} {}.\n", differ.size() == 1 ? "" : "s",
+                         fmt::join(differ, ", "));
+    }
+  }
+}
+
+}  // namespace
 
 void write_markdown(std::ostream& out, const RunReport& report) {
   const results::RunManifest& run = report.run;
@@ -220,6 +275,13 @@ void write_markdown(std::ostream& out, const RunReport& report) {
     out << "\nPrompt cache: the server reported no reused-token count (cache_n) for any timed "
            "call, so reuse cannot be checked; the unique first lines still keep every prompt "
            "fresh.\n";
+  } else if (cc.predicted == 0) {
+    // Reported reuse without token ids (hosted APIs, newer Ollama): no prediction to match.
+    out << fmt::format(
+        "\nPrompt cache: the server reported its reused tokens on {} timed calls (at most {}); "
+        "{} read past their unique first line from the cache. The server gives no token ids, "
+        "so no call's reuse was predicted.\n",
+        cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits);
   } else {
     out << fmt::format(
         "\nPrompt cache: {} of {} timed calls reused exactly the tokens their start shares with "
@@ -227,6 +289,7 @@ void write_markdown(std::ostream& out, const RunReport& report) {
         "{} reused more than predicted.\n",
         cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
   }
+  write_counters_markdown(out, report.counters);
   write_effects_markdown(out, report.analysis);
   write_concurrency_markdown(out, run);
   write_memory_markdown(out, report.memory);
@@ -303,10 +366,12 @@ json to_json(const RunReport& report) {
   return {{"conditions", conds},
           {"prompt_cache",
            {{"timed_ok", cache.timed_ok},
+            {"predicted", cache.predicted},
             {"matched_expected", cache.matched_expected},
             {"max_cache_n", cache.max_cache_n},
             {"prompt_cache_hits", cache.prompt_cache_hits},
             {"unexpected", cache.unexpected}}},
+          {"server_counters", counters_json(report.counters)},
           {"memory", memory_json(report.memory)},
           {"prefix_reuse", prefix_to_json(report.prefix)},
           {"run", json(report.run)},

@@ -13,6 +13,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/conditions.h"
+#include "harness/analysis/counters.h"
 #include "harness/analysis/memory.h"
 #include "harness/analysis/prefix.h"
 #include "harness/core/record.h"
@@ -31,7 +32,8 @@ struct RunReport {
   std::vector<std::string> warnings;  // from reading the files
   std::vector<ConditionSummary> conditions;
   CacheCheck cache;
-  analysis::Analysis analysis;  // effects, drift and validity of every metric
+  std::vector<analysis::CounterCheck> counters;  // the server's /metrics beside the calls
+  analysis::Analysis analysis;                   // effects, drift and validity of every metric
   analysis::MemoryAnalysis memory;
   analysis::PrefixReport prefix;
 };

@@ -7,6 +7,7 @@
 #include "harness/backend/anthropic.h"
 #include "harness/backend/llama_server.h"
 #include "harness/backend/openai.h"
+#include "harness/backend/prometheus.h"
 #include "harness/core/error.h"
 #include "harness/servers/ollama_session.h"
 #include "harness/servers/server_target.h"
@@ -40,6 +41,20 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
   return std::make_unique<backend::LlamaServerBackend>(transport, url, api_key);
 }
 
+std::vector<std::pair<std::string, std::string>> api_headers(scenario::ServerKind kind,
+                                                             const std::string& api_key) {
+  std::vector<std::pair<std::string, std::string>> h;
+  if (kind == ServerKind::anthropic) {
+    h.emplace_back("anthropic-version", std::string(backend::kAnthropicVersion));
+    if (!api_key.empty()) {
+      h.emplace_back("x-api-key", api_key);
+    }
+  } else if (!api_key.empty()) {
+    h.emplace_back("Authorization", "Bearer " + api_key);
+  }
+  return h;
+}
+
 bool is_llama_server(http::Transport& transport, const std::string& root,
                      const std::string& api_key) {
   backend::LlamaServerBackend probe(transport, root, api_key);
@@ -51,16 +66,30 @@ namespace {
 
 class CompatBlock final : public run::BlockServer {
  public:
-  explicit CompatBlock(std::unique_ptr<backend::Backend> be) : backend_(std::move(be)) {}
+  // Scrapes the server's /metrics (vLLM, llama-server with --metrics) now and at close().
+  CompatBlock(std::unique_ptr<backend::Backend> be, http::Transport& transport, std::string root,
+              std::vector<std::pair<std::string, std::string>> headers)
+      : backend_(std::move(be)),
+        transport_(transport),
+        root_(std::move(root)),
+        headers_(std::move(headers)),
+        at_start_(backend::scrape_metrics(transport_, root_, headers_)) {}
   backend::Backend& backend() override { return *backend_; }
   // An attached server is not restarted by kvbench.
   bool died(results::ServerRestart&) override { return false; }
   bool restart(results::ServerRestart&) override { return false; }
   void after_call(const plan::PlannedCall&) override {}
-  void close(results::BlockInfo&) override {}
+  void close(results::BlockInfo& info) override {
+    info.detail["server_counters"] = {
+        {"at_start", at_start_}, {"at_end", backend::scrape_metrics(transport_, root_, headers_)}};
+  }
 
  private:
   std::unique_ptr<backend::Backend> backend_;
+  http::Transport& transport_;
+  std::string root_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  nlohmann::json at_start_;
 };
 
 }  // namespace
@@ -81,14 +110,7 @@ run::SessionInfo CompatSession::prepare() {
   req.method = "GET";
   req.url = s_.server.url + "/models";
   req.timeout = std::chrono::milliseconds(10000);
-  if (s_.server.kind == ServerKind::anthropic) {
-    req.headers.emplace_back("anthropic-version", std::string(backend::kAnthropicVersion));
-    if (!api_key_.empty()) {
-      req.headers.emplace_back("x-api-key", api_key_);
-    }
-  } else if (!api_key_.empty()) {
-    req.headers.emplace_back("Authorization", "Bearer " + api_key_);
-  }
+  req.headers = api_headers(s_.server.kind, api_key_);
   const auto res = transport_.fetch(req);
   if (res.outcome == http::Outcome::connect_error || res.outcome == http::Outcome::timeout) {
     throw Error(fmt::format("no server answers at {} (GET /models: {}); start it or fix server.url",
@@ -124,7 +146,8 @@ std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
     }
     info.detail["calibration"] = calibration_->to_json();
   }
-  return std::make_unique<CompatBlock>(std::move(be));
+  return std::make_unique<CompatBlock>(std::move(be), transport_, backend::root_of(s_.server.url),
+                                       api_headers(s_.server.kind, api_key_));
 }
 
 }  // namespace kvbench::servers

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/backend/backend.h"
 #include "harness/backend/ollama.h"
@@ -27,6 +29,11 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
                                                     const std::string& url,
                                                     const std::string& api_key, bool managed,
                                                     bool llama_server);
+
+// The headers that carry `api_key` for `kind`: a bearer token, or Anthropic's x-api-key with its
+// anthropic-version.
+std::vector<std::pair<std::string, std::string>> api_headers(scenario::ServerKind kind,
+                                                             const std::string& api_key);
 
 // Whether GET <root>/props answers as llama-server does (default_generation_settings).
 bool is_llama_server(http::Transport& transport, const std::string& root,

@@ -7,6 +7,7 @@
 
 #include "harness/backend/llama_server.h"
 #include "harness/backend/managed_server.h"
+#include "harness/backend/prometheus.h"
 #include "harness/core/error.h"
 #include "harness/servers/block_memory.h"
 #include "harness/servers/compat_session.h"
@@ -25,6 +26,13 @@ int slot_ctx_from(const json& props) {
     return 0;
   }
   return it->value("n_ctx", 0);
+}
+
+std::vector<std::pair<std::string, std::string>> auth_headers(const std::string& api_key) {
+  if (api_key.empty()) {
+    return {};
+  }
+  return {{"Authorization", "Bearer " + api_key}};
 }
 
 int longest_prompt_tokens(const plan::Block& block) {
@@ -76,6 +84,9 @@ class LlamaBlock final : public run::BlockServer {
     if (s.concurrency.active()) {
       info.detail["slot_ctx"] = slot_ctx_from(info.detail["props"]);
     }
+    // The server's own counters from here to close(): after the warm-up, before the first call.
+    url_ = url;
+    counters_at_start_ = backend::scrape_metrics(transport_, url_, auth_headers(target.api_key));
   }
 
   backend::Backend& backend() override { return *backend_; }
@@ -115,6 +126,12 @@ class LlamaBlock final : public run::BlockServer {
     for (int i = 0; i < deaths_; ++i) {
       info.memory_notes.emplace_back("the server restarted: memory figures were dropped");
     }
+    // A restart starts the counters again: they no longer span the block.
+    if (deaths_ == 0) {
+      info.detail["server_counters"] = {
+          {"at_start", counters_at_start_},
+          {"at_end", backend::scrape_metrics(transport_, url_, auth_headers(target_.api_key))}};
+    }
     if (!managed_) {
       return;
     }
@@ -137,6 +154,8 @@ class LlamaBlock final : public run::BlockServer {
   std::optional<BlockMemory> memory_;
   std::vector<int> slot_ids_;  // what the warm-up left in slot 0
   int deaths_ = 0;
+  std::string url_;
+  nlohmann::json counters_at_start_;
 };
 
 }  // namespace

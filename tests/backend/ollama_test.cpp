@@ -128,6 +128,22 @@ TEST(GenerateStreamDecoder, OmittedMetricsStayAbsent) {
   }
 }
 
+TEST(ParseOllamaMetrics, CachedCountIsTheReuseWherePresent) {
+  const auto newer = parse_ollama_metrics(nlohmann::json::parse(
+      R"({"prompt_eval_count": 2000, "prompt_eval_cached_count": 1500, "eval_count": 4})"));
+  EXPECT_EQ(newer.prompt_n, 2000) << "prompt_eval_count stays the whole prompt";
+  EXPECT_EQ(newer.cache_n, 1500);
+  EXPECT_EQ(newer.raw["prompt_eval_cached_count"], 1500);
+  const auto zero = parse_ollama_metrics(
+      nlohmann::json::parse(R"({"prompt_eval_count": 64, "prompt_eval_cached_count": 0})"));
+  EXPECT_EQ(zero.cache_n, 0) << "a reported 0 is a proof of a cold read";
+  const auto older = parse_ollama_metrics(nlohmann::json::parse(R"({"prompt_eval_count": 64})"));
+  EXPECT_FALSE(older.cache_n) << "older servers report no reuse";
+  const auto bad = parse_ollama_metrics(
+      nlohmann::json::parse(R"({"prompt_eval_count": 64, "prompt_eval_cached_count": -3})"));
+  EXPECT_FALSE(bad.cache_n);
+}
+
 TEST(GenerateStreamDecoder, TruncatedStreamHasNoFinalLine) {
   const std::string text = read_recording("ollama_generate.ndjson");
   const auto d = decode({std::string_view(text).substr(0, end_of_line(text, 2) + 1)});

@@ -18,15 +18,7 @@ namespace {
 using kvbench::backend::CallResult;
 using kvbench::backend::StreamDecoder;
 using kvbench::fuzz::check;
-
-bool recordable(const std::string& text) {
-  try {
-    static_cast<void>(nlohmann::json(text).dump());
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
+using kvbench::fuzz::recordable;
 
 CallResult read(StreamDecoder& d, std::string_view text, bool whole) {
   kvbench::Nanos t{1};

@@ -23,16 +23,7 @@ namespace {
 
 using kvbench::backend::CompletionEvent;
 using kvbench::fuzz::check;
-
-// True when `text` can be written into a JSON record (valid UTF-8).
-bool recordable(const std::string& text) {
-  try {
-    static_cast<void>(nlohmann::json(text).dump());
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
+using kvbench::fuzz::recordable;
 
 std::string dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

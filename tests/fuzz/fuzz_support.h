@@ -5,10 +5,23 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kvbench::fuzz {
+
+// True when `text` can be written into a JSON record (valid UTF-8).
+inline bool recordable(const std::string& text) {
+  try {
+    static_cast<void>(nlohmann::json(text).dump());
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
 
 // Aborts with `what` on stderr unless `ok`: a broken invariant is a finding, like a crash.
 inline void check(bool ok, const char* what) {

@@ -14,8 +14,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/core/clock.h"
-#include "harness/http/curl_transport.h"
 #include "harness/process/ports.h"
 #include "tests/integration/harness.h"
 
@@ -66,10 +64,15 @@ TEST_P(CompatKinds, ManagedServerGivesEveryTimedCallItsCacheProof) {
   }
   ASSERT_EQ(reused.size(), 1U);
   EXPECT_LT(*reused.begin(), 32) << "more than a template's start was reused";
-  // The report reads these runs as any other.
+  // The report reads these runs as any other, and sets llama-server's own counter of processed
+  // prompt tokens (/metrics, scraped at the block's start and end) beside the calls' prompt_n.
+  EXPECT_TRUE(run["blocks"][0]["server_counters"]["at_start"]["samples"].contains(
+      "llamacpp:prompt_tokens_total"));
   const auto rep = run_kvbench({"report", run_dir.string()});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr("| 1024 | f16 | 512 |"));
+  EXPECT_THAT(rep.out, HasSubstr("`llamacpp:prompt_tokens_total`"));
+  EXPECT_THAT(rep.out, HasSubstr("they agree in every block"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -174,23 +177,14 @@ class HostedFixture {
     spec.env_set = env;
     spec.log_path = log;
     child_ = process::ChildProcess::spawn(spec);
-    SteadyClock clock;
-    http::CurlTransport transport(clock);
-    http::Request req;
-    req.method = "GET";
-    req.url = url_ + "/models";
-    req.timeout = std::chrono::milliseconds(1000);
+    std::vector<std::pair<std::string, std::string>> headers;
     for (const auto& [k, v] : env) {
       if (k == "HOSTED_FIXTURE_KEY") {
-        req.headers.emplace_back("Authorization", "Bearer " + v);
+        headers.emplace_back("Authorization", "Bearer " + v);
       }
     }
-    for (int i = 0; i < 100; ++i) {
-      const auto r = transport.fetch(req);
-      if (r.outcome == http::Outcome::ok) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (answers_soon(url_ + "/models", headers)) {
+      return;
     }
     ADD_FAILURE() << "the hosted-API fixture did not answer at " << url_;
   }
@@ -274,13 +268,21 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
 // The same prompt resent to the hosted OpenAI shape: cached in 128-token steps, flagged.
 TEST(HostedShapes, RepeatedPromptOnAHostedCacheIsFlagged) {
   const fs::path dir = fresh_dir("hosted-trap");
-  HostedFixture api({}, dir / "fixture.log");
+  HostedFixture api({{"HOSTED_FIXTURE_VLLM_METRICS", "1"}}, dir / "fixture.log");
   const std::string scenario = write_file(dir, "s.json", R"({"name": "trap",
     "server": {"kind": "openai", "url": ")" + api.url() + R"(", "model": "fixture-model"},
     "unique_first_line": false,
     "factors": {"prompt_tokens": [2048], "num_ctx": 8192}, "repeats": 3, "max_tokens": 4})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rep = run_kvbench({"report", only_run_dir(dir / "runs").string()});
+  EXPECT_THAT(rep.out, HasSubstr("the server reported its reused tokens on 3 timed calls"));
+  EXPECT_THAT(rep.out, HasSubstr("3 read past their unique first line"));
+  EXPECT_THAT(rep.out, HasSubstr("no call's reuse was predicted"));
+  // vLLM-style prefix-cache counters, scraped at the block's start and end, agree with the calls.
+  EXPECT_THAT(rep.out, HasSubstr("`vllm:prefix_cache_hits_total`"));
+  EXPECT_THAT(rep.out, HasSubstr("`vllm:prefix_cache_queries_total`"));
+  EXPECT_THAT(rep.out, ::testing::Not(HasSubstr("they differ")));
   for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
     if (c.kind == kvbench::CallKind::timed) {
       ASSERT_TRUE(c.server.cache_n);

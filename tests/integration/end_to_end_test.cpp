@@ -85,7 +85,14 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   ASSERT_EQ(summary["conditions"].size(), 3U);
   EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
   EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 12);
+  EXPECT_EQ(summary["prompt_cache"]["predicted"], 12);
   EXPECT_EQ(summary["run"]["run_id"], run["run_id"]);
+  // The third proof: llama-server's count of processed prompt tokens over the block equals the
+  // sum of the calls' prompt_n (the warm-up and the probes included).
+  ASSERT_EQ(summary["server_counters"].size(), 1U);
+  EXPECT_EQ(summary["server_counters"][0]["metric"], "llamacpp:prompt_tokens_total");
+  EXPECT_EQ(summary["server_counters"][0]["agree"], true) << summary["server_counters"].dump();
+  EXPECT_GT(summary["server_counters"][0]["calls"].get<long long>(), 12 * 256);
 
   // Effects with CIs and the fitted drift, for every metric; the probes' own drift beside it.
   EXPECT_THAT(rep.out, HasSubstr("## Effects"));

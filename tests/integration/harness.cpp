@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/core/clock.h"
+#include "harness/http/curl_transport.h"
+
 namespace kvbench::itest {
 
 namespace fs = std::filesystem;
@@ -106,6 +109,25 @@ process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port
   spec.argv.insert(spec.argv.end(), {"--host", "127.0.0.1", "--port", std::to_string(port)});
   spec.log_path = log;
   return process::ChildProcess::spawn(spec);
+}
+
+bool answers_soon(const std::string& url,
+                  const std::vector<std::pair<std::string, std::string>>& headers, int attempts) {
+  SteadyClock clock;
+  http::CurlTransport transport(clock);
+  http::Request req;
+  req.method = "GET";
+  req.url = url;
+  req.headers = headers;
+  req.timeout = std::chrono::milliseconds(1000);
+  for (int i = 0; i < attempts; ++i) {
+    const auto r = transport.fetch(req);
+    if (r.outcome == http::Outcome::ok) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 KvbenchResult run_when_ready(const std::string& scenario, const std::filesystem::path& results) {

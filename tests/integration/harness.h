@@ -51,6 +51,12 @@ process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port
 // may still be loading), at most 50 times 200 ms apart; the last result either way.
 KvbenchResult run_when_ready(const std::string& scenario, const std::filesystem::path& results);
 
+// GETs `url` (with `headers`) every 50 ms until it answers 2xx, at most `attempts` times; whether
+// it did. For fixture servers just started.
+bool answers_soon(const std::string& url,
+                  const std::vector<std::pair<std::string, std::string>>& headers = {},
+                  int attempts = 100);
+
 // Process ids of live processes whose command line contains `needle`.
 std::vector<int> processes_with(const std::string& needle);
 

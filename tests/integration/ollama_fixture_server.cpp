@@ -1,13 +1,11 @@
 #include "tests/integration/ollama_fixture_server.h"
 
 #include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 
-#include "harness/core/clock.h"
-#include "harness/http/curl_transport.h"
 #include "harness/process/ports.h"
+#include "tests/integration/harness.h"
 
 namespace kvbench::itest {
 
@@ -24,18 +22,8 @@ OllamaFixtureServer::OllamaFixtureServer(
   fs::create_directories(fs::path(KVBENCH_BUILD_DIR) / "itest");
   spec.log_path = fs::path(KVBENCH_BUILD_DIR) / "itest" / log_name;
   child_ = process::ChildProcess::spawn(spec);
-  SteadyClock clock;
-  http::CurlTransport transport(clock);
-  http::Request req;
-  req.method = "GET";
-  req.url = url_ + "/api/version";
-  req.timeout = std::chrono::milliseconds(1000);
-  for (int i = 0; i < 100; ++i) {
-    const auto r = transport.fetch(req);
-    if (r.outcome == http::Outcome::ok && r.http_status == 200) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (answers_soon(url_ + "/api/version")) {
+    return;
   }
   ADD_FAILURE() << "the fixture did not answer at " << url_;
 }

@@ -3,6 +3,7 @@
 // cache-type sweep with managed `ollama serve` stand-ins, a missing model, a server that is not
 // there, and one that fails and dies mid-run.
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <map>
@@ -96,6 +97,47 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
     }
   }
   EXPECT_LT(prompt_ms[256].front(), prompt_ms[2048].front());
+}
+
+// A newer Ollama reports prompt_eval_cached_count: every call then carries the server's reused
+// count, a fresh first line shows it read cold, and a repeated prompt is flagged.
+TEST(Ollama, NewerServersReportReusedTokensAndTheProofFollows) {
+  Fixture fixture({{"OLLAMA_FIXTURE_CACHED_COUNT", "1"}}, "fixture-cached.log");
+  const fs::path dir = fresh_dir("ollama-cached-count");
+  for (const bool unique : {true, false}) {
+    const fs::path runs = dir / (unique ? "unique" : "repeated");
+    // Repeated: one prompt length, so every timed call resends what the slot holds.
+    const std::string scenario = write_file(dir, unique ? "u.json" : "r.json",
+                                            R"({"name": "c",
+      "server": {"kind": "ollama", "model": "synthetic-small", "url": ")" +
+                                                fixture.url() + R"("},
+      "unique_first_line": )" + (unique ? "true" : "false") +
+                                                R"(,
+      "factors": {"prompt_tokens": )" + (unique ? "[256, 1024]" : "[512]") +
+                                                R"(, "num_ctx": 4096},
+      "repeats": 3, "max_tokens": 4})");
+    const auto r = run_kvbench({"run", scenario, "--results", runs.string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    int timed = 0;
+    for (const auto& c : read_calls(only_run_dir(runs))) {
+      ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+      ASSERT_TRUE(c.server.cache_n) << "prompt_eval_cached_count read";
+      if (c.kind != kvbench::CallKind::timed) {
+        continue;
+      }
+      ++timed;
+      const bool hit =
+          std::find(c.flags.begin(), c.flags.end(), "prompt_cache_hit") != c.flags.end();
+      if (unique) {
+        EXPECT_FALSE(hit) << c.seq << ": " << *c.server.cache_n;
+        EXPECT_LT(*c.server.cache_n, 16) << c.seq << ": only the common start of the first line";
+      } else {
+        EXPECT_TRUE(hit) << c.seq;
+        EXPECT_GT(*c.server.cache_n, 400) << c.seq;
+      }
+    }
+    EXPECT_EQ(timed, unique ? 6 : 3);
+  }
 }
 
 TEST(Ollama, NumCtxSweepReadsMemoryFromApiPs) {
