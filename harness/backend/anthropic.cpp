@@ -20,6 +20,10 @@ json anthropic_body(const AnthropicTarget& target, const CompletionSpec& spec) {
                {"stream", true},
                {"temperature", 0.0},
                {"messages", json::array({{{"role", "user"}, {"content", spec.prompt}}})}};
+  if (target.breakpoint_at_end) {
+    body["messages"][0]["content"] = json::array(
+        {{{"type", "text"}, {"text", spec.prompt}, {"cache_control", {{"type", "ephemeral"}}}}});
+  }
   if (target.llama_server) {
     body["id_slot"] = spec.slot;
     body["cache_prompt"] = spec.cache_prompt;

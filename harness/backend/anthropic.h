@@ -28,6 +28,8 @@ struct AnthropicTarget {
   // llama-server: calls carry id_slot and cache_prompt, and /apply-template + /tokenize at the
   // root give the token ids read.
   bool llama_server = false;
+  // The user message carries cache_control {"type": "ephemeral"}: the prompt may be cached.
+  bool breakpoint_at_end = false;
 };
 
 nlohmann::json anthropic_body(const AnthropicTarget& target, const CompletionSpec& spec);

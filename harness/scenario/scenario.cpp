@@ -95,7 +95,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   c.keys(v, path,
          {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
-          "endpoint"});
+          "endpoint", "cache_breakpoint"});
   if (v.contains("kind")) {
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (*k == "llama-server") {
@@ -123,6 +123,20 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
                   fmt::format("'{}': expected 'chat' (/chat/completions) or 'completions'", *e));
       } else {
         s.endpoint = *e;
+      }
+    }
+  }
+  if (v.contains("cache_breakpoint")) {
+    if (auto b = c.string(v["cache_breakpoint"], path + ".cache_breakpoint", false)) {
+      if (s.kind != ServerKind::anthropic) {
+        c.problem(path + ".cache_breakpoint",
+                  "only the 'anthropic' kind takes cache_control breakpoints (the others cache "
+                  "without being asked)");
+      } else if (*b != "none" && *b != "end") {
+        c.problem(path + ".cache_breakpoint",
+                  fmt::format("'{}': expected 'end' (cache the whole prompt) or 'none'", *b));
+      } else {
+        s.cache_breakpoint = *b;
       }
     }
   }
@@ -534,6 +548,9 @@ json detail::server_to_json(const ServerSpec& spec) {
   }
   if (spec.kind == ServerKind::openai) {
     server["endpoint"] = spec.endpoint;
+  }
+  if (spec.kind == ServerKind::anthropic) {
+    server["cache_breakpoint"] = spec.cache_breakpoint;
   }
   return server;
 }

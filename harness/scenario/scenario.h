@@ -36,6 +36,9 @@ struct ServerSpec {
   std::string flash_attn = "auto";        // managed: -fa on|off|auto
   std::string api_key_env;                // name of the environment variable with the key
   std::string endpoint = "chat";          // openai: "chat" or "completions"
+  // anthropic: "end" marks the user message with cache_control {"type": "ephemeral"}, so the
+  // server may cache the prompt; "none" sends no breakpoint (nothing is cached).
+  std::string cache_breakpoint = "none";
   bool managed() const { return url.empty(); }
 };
 

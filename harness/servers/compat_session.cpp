@@ -33,7 +33,8 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
                                            llama_server});
     case ServerKind::anthropic:
       return std::make_unique<backend::AnthropicBackend>(
-          transport, backend::AnthropicTarget{base, spec.model, api_key, llama_server});
+          transport, backend::AnthropicTarget{base, spec.model, api_key, llama_server,
+                                              spec.cache_breakpoint == "end"});
     case ServerKind::llama_server:
     case ServerKind::ollama:
       break;

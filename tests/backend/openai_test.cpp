@@ -244,6 +244,18 @@ TEST(AnthropicStream, OverloadedErrorEventEndsTheCall) {
             kvbench::Outcome::stream_error);
 }
 
+TEST(AnthropicBody, BreakpointMarksTheUserMessageForCaching) {
+  CompletionSpec spec;
+  spec.prompt = "long prompt";
+  AnthropicTarget t{"http://h/v1", "claude", "", false, false};
+  EXPECT_EQ(anthropic_body(t, spec)["messages"][0]["content"], "long prompt");
+  t.breakpoint_at_end = true;
+  const auto content = anthropic_body(t, spec)["messages"][0]["content"];
+  ASSERT_TRUE(content.is_array());
+  EXPECT_EQ(content[0]["text"], "long prompt");
+  EXPECT_EQ(content[0]["cache_control"]["type"], "ephemeral");
+}
+
 TEST(AnthropicBackend, HeadersCarryVersionAndKeyNeverTheBody) {
   ScriptedTransport tr;
   tr.chunks = {kMessages};

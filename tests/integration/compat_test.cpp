@@ -131,6 +131,29 @@ TEST(CompatKinds, EditedResendsReuseUpToTheirFirstDifference) {
   EXPECT_LT(reused["question"], reused["none"]);
 }
 
+// Concurrent streams through /v1/chat/completions: each pinned to its own slot, so each call's
+// reuse is still predicted and proven.
+TEST(CompatKinds, ConcurrentStreamsKeepTheirCacheProof) {
+  const fs::path dir = fresh_dir("compat-concurrency");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "conc",
+    "server": {"kind": "openai", "model": "synthetic:tiny"},
+    "factors": {"prompt_tokens": [128], "num_ctx": 512},
+    "concurrency": {"streams": [4]}, "repeats": 8, "warmup": 0, "max_tokens": 8})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = read_calls(only_run_dir(dir / "runs"));
+  ASSERT_EQ(calls.size(), 8U);
+  std::set<int> streams;
+  for (const auto& c : calls) {
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    ASSERT_TRUE(c.stream && c.server.cache_n && c.expected_cache_n);
+    streams.insert(*c.stream);
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
+    EXPECT_TRUE(c.flags.empty()) << c.seq;
+  }
+  EXPECT_EQ(streams.size(), 4U);
+}
+
 TEST(CompatKinds, AttachedOpenAiServerIsRecognisedAsLlamaServer) {
   const fs::path dir = fresh_dir("compat-attached");
   const auto synth =
@@ -323,6 +346,36 @@ TEST(HostedShapes, AnthropicStyleApiCountsTokensAndRecordsOverload) {
   }
   EXPECT_EQ(overloaded, 1);
   expect_secret_nowhere(dir, secret, r);
+}
+
+// Anthropic caches only up to a cache_control breakpoint: with one at the end of the prompt, a
+// fresh first line writes the cache and reads nothing; the same prompt resent reads it all back.
+TEST(HostedShapes, AnthropicBreakpointWritesThenReadsTheCache) {
+  const fs::path dir = fresh_dir("hosted-breakpoint");
+  HostedFixture api({}, dir / "fixture.log");
+  for (const bool unique : {true, false}) {
+    const fs::path runs = dir / (unique ? "unique" : "repeated");
+    const std::string scenario = write_file(dir, unique ? "u.json" : "r.json", R"({"name": "bp",
+      "server": {"kind": "anthropic", "url": ")" + api.url() + R"(", "model": "fixture-model",
+                 "cache_breakpoint": "end"},
+      "unique_first_line": )" + (unique ? "true" : "false") + R"(,
+      "factors": {"prompt_tokens": [1100], "num_ctx": 8192}, "repeats": 3, "max_tokens": 4})");
+    const auto r = run_kvbench({"run", scenario, "--results", runs.string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const auto& c : read_calls(only_run_dir(runs))) {
+      ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+      ASSERT_TRUE(c.server.cache_n);
+      const int written = c.server.raw["start_usage"].value("cache_creation_input_tokens", -1);
+      if (unique || c.kind == kvbench::CallKind::warmup) {
+        EXPECT_EQ(*c.server.cache_n, 0) << c.seq;
+        EXPECT_GE(written, 1024) << c.seq << ": the breakpoint's prefix was written";
+      } else {
+        EXPECT_GE(*c.server.cache_n, 1024) << c.seq;
+        EXPECT_EQ(written, 0) << c.seq;
+        EXPECT_TRUE(flagged(c, "prompt_cache_hit")) << c.seq;
+      }
+    }
+  }
 }
 
 }  // namespace

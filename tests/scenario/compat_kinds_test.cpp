@@ -61,6 +61,22 @@ TEST(CompatKinds, BadKindEndpointAndRestartFactorsAreRefused) {
               HasSubstr("cannot vary num_ctx"));
 }
 
+TEST(CompatKinds, CacheBreakpointOnlyOnAnthropic) {
+  const auto a = parse_scenario(
+      R"({"name": "x", "server": {"kind": "anthropic", "cache_breakpoint": "end"},
+          "factors": {"prompt_tokens": [256]}})",
+      "s.json");
+  EXPECT_EQ(a.server.cache_breakpoint, "end");
+  EXPECT_EQ(a.resolved["server"]["cache_breakpoint"], "end");
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "cache_breakpoint": "end"},
+                               "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("only the 'anthropic' kind takes cache_control breakpoints"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "anthropic",
+                               "cache_breakpoint": "after_system"},
+                               "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("'after_system': expected 'end'"));
+}
+
 TEST(CompatKinds, EveryShippedScenarioParses) {
   int n = 0;
   // scenarios/lesson/ holds the lesson's lab definitions, not scenarios.
