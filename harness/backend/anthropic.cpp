@@ -140,16 +140,22 @@ void AnthropicStream::on_event(const http::SseEventView& sse) {
 AnthropicBackend::AnthropicBackend(http::Transport& transport, AnthropicTarget target)
     : transport_(transport), target_(std::move(target)) {}
 
+std::vector<std::pair<std::string, std::string>> anthropic_headers(const std::string& api_key) {
+  std::vector<std::pair<std::string, std::string>> h = {
+      {"anthropic-version", std::string(kAnthropicVersion)}};
+  if (!api_key.empty()) {
+    h.emplace_back("x-api-key", api_key);
+  }
+  return h;
+}
+
 http::Request AnthropicBackend::request(std::string method, const std::string& url,
                                         std::string body) const {
   http::Request r;
   r.method = std::move(method);
   r.url = url;
   r.body = std::move(body);
-  r.headers.emplace_back("anthropic-version", std::string(kAnthropicVersion));
-  if (!target_.api_key.empty()) {
-    r.headers.emplace_back("x-api-key", target_.api_key);
-  }
+  r.headers = anthropic_headers(target_.api_key);
   return r;
 }
 

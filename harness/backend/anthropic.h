@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +22,9 @@ namespace kvbench::backend {
 
 // The anthropic-version header kvbench sends.
 inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
+
+// anthropic-version, and x-api-key when `api_key` is not empty.
+std::vector<std::pair<std::string, std::string>> anthropic_headers(const std::string& api_key);
 
 struct AnthropicTarget {
   std::string base_url;  // up to and including the version, e.g. "https://api.anthropic.com/v1"

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,10 @@ class Backend {
   // What the server reports about itself (llama-server: /props), for run.json.
   virtual nlohmann::json describe() = 0;
 };
+
+// The header that carries `api_key` as a bearer token (llama-server, OpenAI-compatible servers);
+// none when the key is empty.
+std::vector<std::pair<std::string, std::string>> bearer_header(const std::string& api_key);
 
 // One call through `transport`: be.stream_request(spec) streamed into be.open_stream(spec).
 CallResult stream_call(Backend& be, http::Transport& transport, const CompletionSpec& spec);

@@ -165,9 +165,7 @@ http::Request LlamaServerBackend::request(std::string method, std::string path,
   r.method = std::move(method);
   r.url = base_url_ + path;
   r.body = std::move(body);
-  if (!api_key_.empty()) {
-    r.headers.emplace_back("Authorization", "Bearer " + api_key_);
-  }
+  r.headers = bearer_header(api_key_);
   return r;
 }
 

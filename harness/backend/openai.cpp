@@ -165,9 +165,7 @@ http::Request OpenAiBackend::request(std::string method, const std::string& url,
   r.method = std::move(method);
   r.url = url;
   r.body = std::move(body);
-  if (!target_.api_key.empty()) {
-    r.headers.emplace_back("Authorization", "Bearer " + target_.api_key);
-  }
+  r.headers = bearer_header(target_.api_key);
   return r;
 }
 
@@ -207,16 +205,6 @@ int OpenAiBackend::count_tokens(std::string_view text) {
         "that has not run");
   }
   return calibration_->estimate(text);
-}
-
-std::optional<std::string> OpenAiBackend::check_models() {
-  auto req = request("GET", target_.base_url + "/models", "");
-  req.timeout = std::chrono::milliseconds(10000);
-  const auto res = transport_.fetch(req);
-  if (res.outcome == http::Outcome::ok) {
-    return std::nullopt;
-  }
-  return res.http_status != 0 ? fmt::format("HTTP {}: {}", res.http_status, res.error) : res.error;
 }
 
 json OpenAiBackend::describe() {
@@ -270,9 +258,7 @@ std::string apply_chat_template(http::Transport& transport, const std::string& r
   req.url = root + "/apply-template";
   req.body = body.dump();
   req.timeout = std::chrono::milliseconds(60000);
-  if (!api_key.empty()) {
-    req.headers.emplace_back("Authorization", "Bearer " + api_key);
-  }
+  req.headers = bearer_header(api_key);
   const auto res = transport.fetch(req);
   if (res.outcome != http::Outcome::ok) {
     throw Error(fmt::format("{}/apply-template failed: {}", root, res.error));

@@ -109,9 +109,6 @@ class OpenAiBackend final : public Backend {
   // GET /models, and llama-server's /props where it is one.
   nlohmann::json describe() override;
 
-  // GET /models answered 200: the server is there and the key is accepted. The reply's error
-  // when not (never with the key).
-  std::optional<std::string> check_models();
   // Sends each probe (one token generated) and fits prompt_tokens against bytes. Throws
   // kvbench::Error naming the server's answer when a probe fails or reports no usage.
   const TokenCalibration& calibrate(const std::vector<std::string>& probe_texts);

@@ -44,16 +44,8 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
 
 std::vector<std::pair<std::string, std::string>> api_headers(scenario::ServerKind kind,
                                                              const std::string& api_key) {
-  std::vector<std::pair<std::string, std::string>> h;
-  if (kind == ServerKind::anthropic) {
-    h.emplace_back("anthropic-version", std::string(backend::kAnthropicVersion));
-    if (!api_key.empty()) {
-      h.emplace_back("x-api-key", api_key);
-    }
-  } else if (!api_key.empty()) {
-    h.emplace_back("Authorization", "Bearer " + api_key);
-  }
-  return h;
+  return kind == ServerKind::anthropic ? backend::anthropic_headers(api_key)
+                                       : backend::bearer_header(api_key);
 }
 
 bool is_llama_server(http::Transport& transport, const std::string& root,

@@ -28,13 +28,6 @@ int slot_ctx_from(const json& props) {
   return it->value("n_ctx", 0);
 }
 
-std::vector<std::pair<std::string, std::string>> auth_headers(const std::string& api_key) {
-  if (api_key.empty()) {
-    return {};
-  }
-  return {{"Authorization", "Bearer " + api_key}};
-}
-
 int longest_prompt_tokens(const plan::Block& block) {
   int n = 0;
   for (const auto& call : block.calls) {
@@ -86,7 +79,8 @@ class LlamaBlock final : public run::BlockServer {
     }
     // The server's own counters from here to close(): after the warm-up, before the first call.
     url_ = url;
-    counters_at_start_ = backend::scrape_metrics(transport_, url_, auth_headers(target.api_key));
+    counters_at_start_ =
+        backend::scrape_metrics(transport_, url_, backend::bearer_header(target.api_key));
   }
 
   backend::Backend& backend() override { return *backend_; }
@@ -130,7 +124,8 @@ class LlamaBlock final : public run::BlockServer {
     if (deaths_ == 0) {
       info.detail["server_counters"] = {
           {"at_start", counters_at_start_},
-          {"at_end", backend::scrape_metrics(transport_, url_, auth_headers(target_.api_key))}};
+          {"at_end",
+           backend::scrape_metrics(transport_, url_, backend::bearer_header(target_.api_key))}};
     }
     if (!managed_) {
       return;
