@@ -8,9 +8,11 @@
 
 namespace kvbench::backend {
 
-std::string refused_message(long http_status, const std::string& server_error) {
-  return fmt::format("refused: HTTP {} ({}); not retried", http_status,
-                     server_error.empty() ? "no message" : server_error);
+std::string refused_message(long http_status, const std::string& server_error,
+                            const std::string& retry_after) {
+  return fmt::format("refused: HTTP {} ({}){}; not retried", http_status,
+                     server_error.empty() ? "no message" : server_error,
+                     retry_after.empty() ? "" : ", Retry-After: " + retry_after);
 }
 
 void ChatStream::dispatch(const http::SseEventView& sse) {
@@ -49,7 +51,7 @@ CallResult ChatStream::finish(const http::Result& res) {
   result_.server = server_timing();
   auto r = streamed_result(std::move(result_), res, stream_error_, end_seen_, missing_end_);
   if (r.http_status && (*r.http_status == 429 || *r.http_status == 503 || *r.http_status == 529)) {
-    r.error = refused_message(*r.http_status, r.error);
+    r.error = refused_message(*r.http_status, r.error, res.retry_after);
   }
   return r;
 }

@@ -14,9 +14,10 @@
 
 namespace kvbench::backend {
 
-// The message of a refused call (HTTP 429, 503 or 529): "refused: HTTP 429 (...); not retried".
-// Pure.
-std::string refused_message(long http_status, const std::string& server_error);
+// The message of a refused call (HTTP 429, 503 or 529): "refused: HTTP 429 (...), Retry-After:
+// 2; not retried" (the Retry-After part only when the server sent one). Pure.
+std::string refused_message(long http_status, const std::string& server_error,
+                            const std::string& retry_after = {});
 
 class ChatStream : public StreamDecoder {
  public:

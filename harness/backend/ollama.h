@@ -98,8 +98,10 @@ class GenerateStreamDecoder {
 struct TokenCalibration {
   double intercept = 0;                             // tokens of an empty prompt (BOS and the like)
   double tokens_per_byte = 0;                       // slope
-  std::vector<std::pair<std::size_t, int>> points;  // (bytes, prompt_eval_count) per probe
-  // Estimated prompt_eval_count of `text`: the fitted line, rounded, at least 1.
+  std::vector<std::pair<std::size_t, int>> points;  // (bytes, tokens the server counted) per probe
+  // What counted each probe's tokens: Ollama's prompt_eval_count, or usage.prompt_tokens.
+  std::string counted_by = "prompt_eval_count";
+  // The estimated token count of `text`: the fitted line, rounded, at least 1.
   int estimate(std::string_view text) const;
   nlohmann::json to_json() const;
 };

@@ -204,9 +204,12 @@ int TokenCalibration::estimate(std::string_view text) const {
 json TokenCalibration::to_json() const {
   json pts = json::array();
   for (const auto& [bytes, tokens] : points) {
-    pts.push_back({{"bytes", bytes}, {"prompt_eval_count", tokens}});
+    pts.push_back({{"bytes", bytes}, {"tokens", tokens}});
   }
-  return {{"intercept_tokens", intercept}, {"tokens_per_byte", tokens_per_byte}, {"probes", pts}};
+  return {{"intercept_tokens", intercept},
+          {"tokens_per_byte", tokens_per_byte},
+          {"counted_by", counted_by},
+          {"probes", pts}};
 }
 
 TokenCalibration fit_calibration(const std::vector<std::pair<std::size_t, int>>& points) {

@@ -184,7 +184,49 @@ CallResult OpenAiBackend::complete(const CompletionSpec& spec) {
   return stream_call(*this, transport_, spec);
 }
 
+json vllm_tokenize_body(const OpenAiTarget& target, std::string_view text) {
+  if (target.endpoint == OpenAiEndpoint::chat) {
+    return {{"model", target.model},
+            {"messages", json::array({{{"role", "user"}, {"content", text}}})},
+            {"add_generation_prompt", true}};
+  }
+  return {{"model", target.model}, {"prompt", text}};
+}
+
+std::optional<std::vector<int>> vllm_tokens(std::string_view body) {
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
+    return std::nullopt;
+  }
+  std::vector<int> ids;
+  ids.reserve(j["tokens"].size());
+  for (const auto& t : j["tokens"]) {
+    if (!t.is_number_integer()) {
+      return std::nullopt;
+    }
+    ids.push_back(t.get<int>());
+  }
+  if (const auto count = json_count(j, "count"); count && *count != static_cast<int>(ids.size())) {
+    return std::nullopt;
+  }
+  return ids;
+}
+
 std::vector<int> OpenAiBackend::tokenize(std::string_view text) {
+  if (target_.tokenize_endpoint && !target_.llama_server) {
+    auto req = request("POST", root_of(target_.base_url) + "/tokenize",
+                       vllm_tokenize_body(target_, text).dump());
+    req.timeout = std::chrono::milliseconds(60000);
+    const auto res = transport_.fetch(req);
+    if (res.outcome != http::Outcome::ok) {
+      throw Error(fmt::format("{}/tokenize failed: {}", root_of(target_.base_url), res.error));
+    }
+    auto ids = vllm_tokens(res.body);
+    if (!ids) {
+      throw Error(fmt::format("{}/tokenize answered without token ids", root_of(target_.base_url)));
+    }
+    return std::move(*ids);
+  }
   if (!target_.llama_server) {
     return {};
   }
@@ -196,7 +238,7 @@ std::vector<int> OpenAiBackend::tokenize(std::string_view text) {
 }
 
 int OpenAiBackend::count_tokens(std::string_view text) {
-  if (target_.llama_server) {
+  if (target_.llama_server || target_.tokenize_endpoint) {
     return static_cast<int>(tokenize(text).size());
   }
   if (!calibration_) {
@@ -248,6 +290,7 @@ const TokenCalibration& OpenAiBackend::calibrate(const std::vector<std::string>&
     points.emplace_back(text.size(), *prompt);
   }
   calibration_ = fit_calibration(points);
+  calibration_->counted_by = "usage.prompt_tokens";
   return *calibration_;
 }
 

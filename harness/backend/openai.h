@@ -38,6 +38,10 @@ struct OpenAiTarget {
   // The server is llama-server: calls carry its extensions (id_slot, cache_prompt, ignore_eos),
   // and its /apply-template and /tokenize (beside /v1, at the root) give the token ids read.
   bool llama_server = false;
+  // The server's root has vLLM's (or SGLang's) POST /tokenize: {"model", "messages",
+  // "add_generation_prompt"} for chat, {"model", "prompt"} for completions, answered with
+  // {"tokens": [ids], "count": n}; then the token ids read are known without llama-server.
+  bool tokenize_endpoint = false;
 };
 
 // The root of a base URL: "http://h:8000/v1" -> "http://h:8000". A base without a trailing
@@ -83,6 +87,14 @@ class OpenAiStream final : public ChatStream {
   nlohmann::json timings_;
 };
 
+// The body of a vLLM-style POST <root>/tokenize for `text` as `target` sends it: the chat
+// template applied (one user message, the generation prompt added) or the plain prompt. Pure.
+nlohmann::json vllm_tokenize_body(const OpenAiTarget& target, std::string_view text);
+
+// The token ids of a vLLM-style /tokenize answer; nullopt when it has no array of integer
+// "tokens" (or its "count" disagrees). Pure.
+std::optional<std::vector<int>> vllm_tokens(std::string_view body);
+
 // llama-server's chat template applied to one user message `text` (POST <root>/apply-template):
 // the prompt its /v1/chat/completions reads, before tokenizing. Throws kvbench::Error.
 std::string apply_chat_template(http::Transport& transport, const std::string& root,
@@ -93,16 +105,17 @@ class OpenAiBackend final : public Backend {
   OpenAiBackend(http::Transport& transport, OpenAiTarget target);
 
   std::string_view name() const override { return "openai"; }
-  // llama-server: the templated prompt's ids counted; otherwise the calibrated estimate (throws
-  // kvbench::Error before calibrate() succeeded).
+  // llama-server or a /tokenize endpoint: the templated prompt's ids counted; otherwise the
+  // calibrated estimate (throws kvbench::Error before calibrate() succeeded).
   int count_tokens(std::string_view text) override;
-  // llama-server: /apply-template (chat) then /tokenize; otherwise empty.
+  // llama-server: /apply-template (chat) then /tokenize; a vLLM-style /tokenize; otherwise
+  // empty. Throws kvbench::Error when the server does not answer with token ids.
   std::vector<int> tokenize(std::string_view text) override;
   CallResult complete(const CompletionSpec& spec) override;
   http::Request stream_request(const CompletionSpec& spec) const override;
   std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
   Capabilities capabilities() const override {
-    return {.token_ids = target_.llama_server,
+    return {.token_ids = target_.llama_server || target_.tokenize_endpoint,
             .slot_pinning = target_.llama_server,
             .queue_in_durations = false};
   }

@@ -21,7 +21,9 @@ struct CapacityCliOptions {
 };
 
 void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
-  cmd->add_option("--kind", r.kind, "Server kind: llama-server or ollama (a managed ollama serve)")
+  cmd->add_option("--kind", r.kind,
+                  "Server kind: llama-server, ollama (a managed ollama serve), openai or anthropic "
+                  "(a managed llama-server called through /v1/chat/completions or /v1/messages)")
       ->capture_default_str();
   cmd->add_option("--ctx", r.ctx, "Context per conversation (num_ctx), tokens")
       ->capture_default_str();

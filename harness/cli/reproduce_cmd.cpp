@@ -156,8 +156,10 @@ void setup_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--quick", o->quick, "The small size (a few minutes; scenarios/lesson/quick.json)");
   cmd->add_option("--results", o->results, "Folder the reproduction folder is created in")
       ->capture_default_str();
-  cmd->add_option("--kind", o->kind, "Server kind: llama-server or ollama")
-      ->check(CLI::IsMember({"llama-server", "ollama"}));
+  cmd->add_option("--kind", o->kind,
+                  "Server kind: llama-server, ollama, openai or anthropic (managed: a "
+                  "llama-server called through /v1/chat/completions or /v1/messages)")
+      ->check(CLI::IsMember({"llama-server", "ollama", "openai", "anthropic"}));
   cmd->add_option("--model", o->model,
                   "Model: a GGUF path, synthetic:<preset>, or an Ollama model name");
   cmd->add_option("--url", o->url, "Attach to a running server at this URL instead");

@@ -114,6 +114,25 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 
 namespace {
 
+// CURLOPT_HEADERFUNCTION: one response header line at a time; only Retry-After is kept.
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& state = *static_cast<CallState*>(user);
+  const std::size_t length = size * count;
+  std::string_view line(data, length);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size() && iequals(line.substr(0, kName.size()), kName)) {
+    std::string_view value = line.substr(kName.size());
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front())) != 0) {
+      value.remove_prefix(1);
+    }
+    while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())) != 0) {
+      value.remove_suffix(1);
+    }
+    state.result->retry_after.assign(value.substr(0, 64));
+  }
+  return length;
+}
+
 // CURLOPT_PREREQFUNCTION: the connection is ready and the request is about to be written.
 int on_request_out(void* user, char* /*primary_ip*/, char* /*local_ip*/, int /*primary_port*/,
                    int /*local_port*/) {
@@ -183,6 +202,8 @@ void set_options(CURL* easy, char* error_buffer, const Request& req, const curl_
   set_option(easy, CURLOPT_HTTPHEADER, headers);
   set_option(easy, CURLOPT_WRITEFUNCTION, static_cast<curl_write_callback>(&on_body));
   set_option(easy, CURLOPT_WRITEDATA, static_cast<void*>(&state));
+  set_option(easy, CURLOPT_HEADERFUNCTION, static_cast<curl_write_callback>(&on_header));
+  set_option(easy, CURLOPT_HEADERDATA, static_cast<void*>(&state));
   set_option(easy, CURLOPT_PREREQFUNCTION, static_cast<curl_prereq_callback>(&on_request_out));
   set_option(easy, CURLOPT_PREREQDATA, static_cast<void*>(&state));
   set_method(easy, req);

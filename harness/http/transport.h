@@ -71,6 +71,8 @@ struct Result {
   Nanos finished{0};    // Clock time the call returned
   // fetch(): the whole body. stream(): only the body of an http_error response.
   std::string body;
+  // The response's Retry-After header as sent (seconds or an HTTP date), empty when none came.
+  std::string retry_after;
   std::uint64_t bytes_received = 0;  // body bytes, sink-delivered or collected
   long connections_opened = 0;       // 0 when an open keep-alive connection was reused
   TransferTimes times;

@@ -25,7 +25,7 @@ std::vector<Lab> select_labs(const std::string& only);
 
 struct LabOptions {
   bool quick = false;
-  std::string kind;    // "llama-server" or "ollama"; empty: the file's
+  std::string kind;    // "llama-server", "ollama", "openai" or "anthropic"; empty: the file's
   std::string model;   // empty: the file's (or the quick size's)
   std::string url;     // non-empty: attach
   std::string binary;  // managed server executable

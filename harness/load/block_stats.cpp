@@ -11,7 +11,8 @@ namespace {
 
 bool refused(const CallRecord& r) {
   return r.outcome == Outcome::connect_error ||
-         (r.http_status && (*r.http_status == 503 || *r.http_status == 429));
+         (r.http_status &&
+          (*r.http_status == 503 || *r.http_status == 429 || *r.http_status == 529));
 }
 
 }  // namespace

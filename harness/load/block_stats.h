@@ -14,7 +14,7 @@ namespace kvbench::load {
 nlohmann::json percentiles_json(std::vector<double> values);
 
 // Over the timed calls of one block (warm-up calls and probes are left out):
-//   calls, ok, refused (HTTP 503/429 or no connection), failed (any other fault);
+//   calls, ok, refused (HTTP 503/429/529 or no connection), failed (any other fault);
 //   span_s: first send to last end; prompt_tok_per_s: the server's prompt tokens read (prompt_n,
 //   else the counted prompt) per second of span; decode_tok_per_s: generated tokens seen per
 //   second of span; max_in_flight; ttft_ms and itl_ms (the gap between consecutive token events

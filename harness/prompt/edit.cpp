@@ -29,7 +29,8 @@ std::vector<std::string> candidates_for(std::string_view word) {
 
 // Index of the word whose start token is nearest to `target`, counting the tokens of each prefix
 // tried (without its trailing spaces).
-std::size_t nearest_word_by_ids(const std::string& text, const std::vector<Word>& words, int target,
+std::size_t nearest_word_by_ids(const std::string& text, const std::vector<int>& ids,
+                                const std::vector<Word>& words, int target,
                                 const TokenizeFn& tokenize, int& calls) {
   return prompt::nearest_word(words.size(), target, [&](std::size_t w) {
     std::string prefix = text.substr(0, words[w].pos);
@@ -37,7 +38,9 @@ std::size_t nearest_word_by_ids(const std::string& text, const std::vector<Word>
       prefix.pop_back();
     }
     ++calls;
-    return static_cast<int>(tokenize(prefix).size());
+    // Where the prefix's ids leave the whole prompt's: its end in the prompt's tokens, also where
+    // a chat template adds tokens after it.
+    return static_cast<int>(first_difference(tokenize(prefix), ids));
   });
 }
 
@@ -97,7 +100,7 @@ Edit edit_word_at(const std::string& text, const std::vector<int>& ids, double f
   const int n = static_cast<int>(ids.size());
   const int target = std::clamp(static_cast<int>(std::lround(fraction * n)), 0, n - 1);
   int calls = 0;
-  const auto w0 = static_cast<long>(nearest_word_by_ids(text, words, target, tokenize, calls));
+  const auto w0 = static_cast<long>(nearest_word_by_ids(text, ids, words, target, tokenize, calls));
   Edit first;
   bool have_first = false;
   // The nearest word first, then its neighbours, alternating outwards.

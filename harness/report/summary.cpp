@@ -280,14 +280,35 @@ void write_markdown(std::ostream& out, const RunReport& report) {
     out << fmt::format(
         "\nPrompt cache: the server reported its reused tokens on {} timed calls (at most {}); "
         "{} read past their unique first line from the cache. The server gives no token ids, "
-        "so no call's reuse was predicted.\n",
+        "so no call's reuse was predicted (a server.cache_rule with the provider's minimum "
+        "predicts the fresh reads).\n",
         cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits);
   } else {
     out << fmt::format(
         "\nPrompt cache: {} of {} timed calls reused exactly the tokens their start shares with "
         "the previous prompt (at most {}); {} read past their unique first line from the cache; "
-        "{} reused more than predicted.\n",
-        cc.matched_expected, cc.timed_ok, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+        "{} reused more than predicted.",
+        cc.matched_expected, cc.predicted, cc.max_cache_n, cc.prompt_cache_hits, cc.unexpected);
+    if (cc.predicted < cc.timed_ok) {
+      out << fmt::format(
+          " {} more reported their reuse without a prediction: the server gives no token ids, "
+          "so only a fresh read's (none) is predicted.",
+          cc.timed_ok - cc.predicted);
+    }
+    out << "\n";
+  }
+  if (const auto rule = server.find("cache_rule"); rule != server.end() && rule->is_object()) {
+    const int least = rule->value("min_tokens", 0);
+    const int step = rule->value("step", 1);
+    std::string words;
+    if (least > 0) {
+      words = fmt::format("nothing below {} tokens", least);
+    }
+    if (step > 1) {
+      words += fmt::format("{}whole steps of {} tokens", least > 0 ? ", then " : "", step);
+    }
+    out << "The predictions follow the server's caching rule (server.cache_rule): " << words
+        << ".\n";
   }
   write_counters_markdown(out, report.counters);
   write_effects_markdown(out, report.analysis);

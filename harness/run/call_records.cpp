@@ -57,6 +57,8 @@ PreparedCall CallRecords::prepare(backend::Backend& be, const plan::PlannedCall&
     return p;
   }
   p.ready = true;
+  p.fresh = s_.unique_first_line && call.role != plan::PairRole::edited;
+  p.cache_rule = s_.server.cache_rule;
   p.exact = built.exact;
   if (!p.ids.empty()) {
     r.prompt_tokens_counted = static_cast<int>(p.ids.size());
@@ -66,6 +68,17 @@ PreparedCall CallRecords::prepare(backend::Backend& be, const plan::PlannedCall&
   p.spec.seed = s_.seed;
   p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
   return p;
+}
+
+std::optional<int> predicted_reuse(const PreparedCall& p, bool token_ids,
+                                   const std::vector<int>* slot) {
+  if (token_ids && slot != nullptr && !p.ids.empty()) {
+    return p.cache_rule.apply(prompt::expected_reuse(p.ids, *slot));
+  }
+  if (p.fresh && p.cache_rule.min_tokens > 0) {
+    return 0;
+  }
+  return std::nullopt;
 }
 
 void CallRecords::finish(PreparedCall& p, backend::CallResult res) {

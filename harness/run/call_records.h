@@ -3,6 +3,7 @@
 // its exact token count with its unique first line, or a prefix-reuse pair's cold read or
 // edited resend) and, once the call has ended, its timings, server figures, outcome and flags.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,17 @@ struct PreparedCall {
   bool exact = true;       // the prompt hit its token count
   bool same_count = true;  // an edited prompt kept its token count
   bool ready = false;      // false: `record` holds why preparing failed
+  // A fresh read: its unique first line starts the prompt (not an edited resend).
+  bool fresh = false;
+  scenario::CacheRule cache_rule;  // how the server caches (server.cache_rule)
 };
+
+// The reuse predicted for `p` on a server whose cache (or pinned slot) last read `slot`: with
+// token ids, the shared prefix (less the one token always read again) in the server's cache
+// rule; without them, or with the slot not known, 0 for a fresh read when the rule has a minimum
+// (nothing before the unique first line reaches it); otherwise nothing is predicted.
+std::optional<int> predicted_reuse(const PreparedCall& p, bool token_ids,
+                                   const std::vector<int>* slot);
 
 class CallRecords {
  public:

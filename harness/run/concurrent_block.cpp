@@ -149,10 +149,10 @@ class Driver {
     if (pin_slots_) {
       auto& slot = slot_ids_[static_cast<std::size_t>(stream)];
       p.spec.slot = stream;
-      if (!p.ids.empty()) {
-        p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot);
-      }
+      p.record.expected_cache_n = predicted_reuse(p, be_.capabilities().token_ids, &slot);
       slot = p.ids;
+    } else {
+      p.record.expected_cache_n = predicted_reuse(p, be_.capabilities().token_ids, nullptr);
     }
     const Nanos now = clock_.now();
     p.record.t_start_s = hooks_.elapsed_s(now);

@@ -209,10 +209,8 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
     return p.record;
   }
   // A slot's reuse is the longest common prefix with what it read last, less the one token a
-  // server always re-reads; a backend without token ids predicts nothing.
-  if (be.capabilities().token_ids && !p.ids.empty()) {
-    p.record.expected_cache_n = prompt::expected_reuse(p.ids, slot_ids_);
-  }
+  // server always re-reads, in the server's cache rule (see predicted_reuse).
+  p.record.expected_cache_n = predicted_reuse(p, be.capabilities().token_ids, &slot_ids_);
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   slot_ids_ = p.ids;

@@ -95,7 +95,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   c.keys(v, path,
          {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
-          "endpoint", "cache_breakpoint"});
+          "endpoint", "cache_breakpoint", "cache_rule"});
   if (v.contains("kind")) {
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (*k == "llama-server") {
@@ -137,6 +137,24 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
                   fmt::format("'{}': expected 'end' (cache the whole prompt) or 'none'", *b));
       } else {
         s.cache_breakpoint = *b;
+      }
+    }
+  }
+  if (v.contains("cache_rule")) {
+    const json& r = v["cache_rule"];
+    const std::string rpath = path + ".cache_rule";
+    if (!r.is_object()) {
+      c.problem(rpath, fmt::format("expected an object such as {{\"min_tokens\": 1024, "
+                                   "\"step\": 128}}, got {}",
+                                   Checker::describe(r)));
+    } else {
+      c.keys(r, rpath, {"min_tokens", "step"});
+      if (r.contains("min_tokens")) {
+        s.cache_rule.min_tokens =
+            c.integer(r["min_tokens"], rpath + ".min_tokens", 0, 1'000'000).value_or(0);
+      }
+      if (r.contains("step")) {
+        s.cache_rule.step = c.integer(r["step"], rpath + ".step", 1, 1'000'000).value_or(1);
       }
     }
   }
@@ -183,6 +201,11 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   if (v.contains("api_key_env")) {
     s.api_key_env = c.string(v["api_key_env"], path + ".api_key_env", false).value_or("");
+  }
+  if (s.url.empty() && v.contains("cache_rule")) {
+    c.problem(path + ".cache_rule",
+              "a managed llama-server caches every shared token: 'cache_rule' states how an "
+              "attached server (server.url) caches");
   }
   if (!s.url.empty() && (v.contains("binary") || v.contains("args") || v.contains("threads"))) {
     c.problem(path,
@@ -551,6 +574,10 @@ json detail::server_to_json(const ServerSpec& spec) {
   }
   if (spec.kind == ServerKind::anthropic) {
     server["cache_breakpoint"] = spec.cache_breakpoint;
+  }
+  if (spec.cache_rule.stated()) {
+    server["cache_rule"] = {{"min_tokens", spec.cache_rule.min_tokens},
+                            {"step", spec.cache_rule.step}};
   }
   return server;
 }

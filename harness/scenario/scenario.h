@@ -26,6 +26,20 @@ bool served_by_llama_server(ServerKind kind);
 // The KV-cache types llama.cpp accepts for -ctk/-ctv.
 const std::vector<std::string>& known_cache_types();
 
+// How an attached server caches prompts, as its provider documents it: nothing below
+// `min_tokens`, and above it whole steps of `step` tokens (OpenAI: 1,024 and 128; vLLM: its
+// block size, e.g. 0 and 16). The predicted reuse of a call is the shared prefix in those units.
+struct CacheRule {
+  int min_tokens = 0;
+  int step = 1;
+  bool stated() const { return min_tokens > 0 || step > 1; }
+  // The tokens cached of `shared` tokens the prompt shares with an earlier one.
+  int apply(int shared) const {
+    return shared < min_tokens || shared <= 0 ? 0
+                                              : min_tokens + (shared - min_tokens) / step * step;
+  }
+};
+
 struct ServerSpec {
   ServerKind kind = ServerKind::llama_server;
   std::string model = "synthetic:small";  // "synthetic:<preset>" or a GGUF path (managed)
@@ -39,6 +53,7 @@ struct ServerSpec {
   // anthropic: "end" marks the user message with cache_control {"type": "ephemeral"}, so the
   // server may cache the prompt; "none" sends no breakpoint (nothing is cached).
   std::string cache_breakpoint = "none";
+  CacheRule cache_rule;  // attached only; a managed llama-server caches every shared token
   bool managed() const { return url.empty(); }
 };
 

@@ -31,9 +31,11 @@ void check_request(const CapacityRequest& r) {
   if (r.replicates < 0 || r.replicates > 10) {
     problems.emplace_back("kvbench capacity: --replicates: expected 0 to 10");
   }
-  if (r.kind != "llama-server" && r.kind != "ollama") {
-    problems.push_back(
-        fmt::format("kvbench capacity: --kind: expected llama-server or ollama, got '{}'", r.kind));
+  if (r.kind != "llama-server" && r.kind != "ollama" && r.kind != "openai" &&
+      r.kind != "anthropic") {
+    problems.push_back(fmt::format(
+        "kvbench capacity: --kind: expected llama-server, ollama, openai or anthropic, got '{}'",
+        r.kind));
   } else if (r.kind == "ollama" && r.model.rfind("synthetic:", 0) == 0) {
     problems.push_back(fmt::format(
         "kvbench capacity: --model: with --kind ollama, name a model the Ollama server has "

@@ -19,9 +19,11 @@
 namespace kvbench::servers {
 
 struct CapacityRequest {
-  std::string kind = "llama-server";  // or "ollama"
-  int ctx = 2048;                     // per conversation (num_ctx)
-  std::string cache_type = "f16";     // -ctk/-ctv
+  // "ollama", or "openai" / "anthropic": a managed llama-server called through its
+  // /v1/chat/completions or /v1/messages
+  std::string kind = "llama-server";
+  int ctx = 2048;                  // per conversation (num_ctx)
+  std::string cache_type = "f16";  // -ctk/-ctv
   int prompt_tokens = 512;
   double ttft_p90_ms = 2000;  // the limit
   int max = 16;               // the largest level probed

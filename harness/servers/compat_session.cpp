@@ -21,7 +21,7 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
                                                     http::Transport& transport,
                                                     const std::string& url,
                                                     const std::string& api_key, bool managed,
-                                                    bool llama_server) {
+                                                    bool llama_server, bool tokenize_endpoint) {
   const std::string base = managed ? url + "/v1" : url;
   switch (spec.kind) {
     case ServerKind::openai:
@@ -30,7 +30,7 @@ std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& 
                                            spec.endpoint == "completions"
                                                ? backend::OpenAiEndpoint::completions
                                                : backend::OpenAiEndpoint::chat,
-                                           llama_server});
+                                           llama_server, tokenize_endpoint});
     case ServerKind::anthropic:
       return std::make_unique<backend::AnthropicBackend>(
           transport, backend::AnthropicTarget{base, spec.model, api_key, llama_server,
@@ -53,6 +53,28 @@ bool is_llama_server(http::Transport& transport, const std::string& root,
   backend::LlamaServerBackend probe(transport, root, api_key);
   const json props = probe.describe();
   return props.is_object() && props.contains("default_generation_settings");
+}
+
+bool has_tokenize_endpoint(http::Transport& transport, const std::string& base_url,
+                           const scenario::ServerSpec& spec, const std::string& api_key) {
+  backend::OpenAiTarget target{base_url,
+                               spec.model,
+                               api_key,
+                               spec.endpoint == "completions" ? backend::OpenAiEndpoint::completions
+                                                              : backend::OpenAiEndpoint::chat,
+                               false,
+                               true};
+  http::Request req;
+  req.url = backend::root_of(base_url) + "/tokenize";
+  req.body = backend::vllm_tokenize_body(target, "kvbench tokenizer probe").dump();
+  req.timeout = std::chrono::milliseconds(10000);
+  req.headers = backend::bearer_header(api_key);
+  const auto res = transport.fetch(req);
+  if (res.outcome != http::Outcome::ok) {
+    return false;
+  }
+  const auto ids = backend::vllm_tokens(res.body);
+  return ids && !ids->empty();
 }
 
 namespace {
@@ -117,20 +139,29 @@ run::SessionInfo CompatSession::prepare() {
   server["models_status"] = res.http_status;
   llama_server_ = is_llama_server(transport_, backend::root_of(s_.server.url), api_key_);
   server["llama_server"] = llama_server_;
-  server["tokens"] = llama_server_ ? "llama-server /apply-template + /tokenize"
+  tokenize_endpoint_ = !llama_server_ && s_.server.kind == ServerKind::openai &&
+                       has_tokenize_endpoint(transport_, s_.server.url, s_.server, api_key_);
+  server["tokens"] = llama_server_        ? "llama-server /apply-template + /tokenize"
+                     : tokenize_endpoint_ ? "POST /tokenize (vLLM style)"
                      : s_.server.kind == ServerKind::anthropic
                          ? "POST /messages/count_tokens"
                          : "estimated from a calibration against usage.prompt_tokens";
+  if (s_.server.cache_rule.stated()) {
+    server["cache_rule"] = {{"min_tokens", s_.server.cache_rule.min_tokens},
+                            {"step", s_.server.cache_rule.step}};
+  }
   return {server, {{"name", s_.server.model}}, {}};
 }
 
 std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
                                                       const std::filesystem::path&,
                                                       results::BlockInfo& info) {
-  auto be = make_call_backend(s_.server, transport_, s_.server.url, api_key_, false, llama_server_);
+  auto be = make_call_backend(s_.server, transport_, s_.server.url, api_key_, false, llama_server_,
+                              tokenize_endpoint_);
   info.url = s_.server.url;
   info.detail["described"] = be->describe();
-  if (auto* openai = dynamic_cast<backend::OpenAiBackend*>(be.get()); openai && !llama_server_) {
+  if (auto* openai = dynamic_cast<backend::OpenAiBackend*>(be.get());
+      openai && !llama_server_ && !tokenize_endpoint_) {
     if (calibration_) {
       openai->set_calibration(*calibration_);
     } else {

@@ -4,8 +4,9 @@
 // llama-server runs each of them; and the session of an attached OpenAI- or Anthropic-compatible
 // server (vLLM, SGLang, LM Studio, a hosted API, or a llama-server started elsewhere): its
 // /models answered with the key, llama-server recognised by /props at the root (then token ids
-// and slots are known), otherwise prompt tokens estimated from a calibration (OpenAI) or counted
-// by /messages/count_tokens (Anthropic).
+// and slots are known), else vLLM's /tokenize used where the root has it (token ids known),
+// otherwise prompt tokens estimated from a calibration (OpenAI) or counted by
+// /messages/count_tokens (Anthropic).
 
 #include <memory>
 #include <optional>
@@ -23,12 +24,16 @@ namespace kvbench::servers {
 
 // The backend a block's calls go through for `spec`'s kind. `url` is the server's root for a
 // managed llama-server and spec.url for an attached one; `llama_server` says whether the server
-// is one (its extensions and tokenizer are used).
-std::unique_ptr<backend::Backend> make_call_backend(const scenario::ServerSpec& spec,
-                                                    http::Transport& transport,
-                                                    const std::string& url,
-                                                    const std::string& api_key, bool managed,
-                                                    bool llama_server);
+// is one (its extensions and tokenizer are used), `tokenize_endpoint` whether an OpenAI-compatible
+// server has vLLM's /tokenize.
+std::unique_ptr<backend::Backend> make_call_backend(
+    const scenario::ServerSpec& spec, http::Transport& transport, const std::string& url,
+    const std::string& api_key, bool managed, bool llama_server, bool tokenize_endpoint = false);
+
+// Whether the OpenAI-compatible server at `base_url` tokenizes as vLLM and SGLang do (POST
+// <root>/tokenize answers a probe for `endpoint` with token ids).
+bool has_tokenize_endpoint(http::Transport& transport, const std::string& base_url,
+                           const scenario::ServerSpec& spec, const std::string& api_key);
 
 // The headers that carry `api_key` for `kind`: a bearer token, or Anthropic's x-api-key with its
 // anthropic-version.
@@ -58,6 +63,7 @@ class CompatSession final : public run::ServerSession {
   std::string run_id_;
   std::string api_key_;
   bool llama_server_ = false;
+  bool tokenize_endpoint_ = false;
   std::optional<backend::TokenCalibration> calibration_;
 };
 

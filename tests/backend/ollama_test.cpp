@@ -259,6 +259,8 @@ TEST(TokenCalibration, FitsTheLineAndEstimates) {
   EXPECT_EQ(c.estimate(std::string(1000, 'x')), 251);
   EXPECT_EQ(c.estimate(""), 1);
   EXPECT_EQ(c.to_json()["probes"].size(), 3U);
+  EXPECT_EQ(c.to_json()["probes"][1]["tokens"], 101);
+  EXPECT_EQ(c.to_json()["counted_by"], "prompt_eval_count");
   EXPECT_THROW(fit_calibration({{100, 26}}), Error);
   EXPECT_THROW(fit_calibration({{100, 26}, {100, 27}}), Error);
   EXPECT_THROW(fit_calibration({{100, 26}, {400, 26}}), Error);

@@ -147,6 +147,11 @@ TEST(OpenAiStream, RefusedCallsSayHttpStatusAndAreNotRetried) {
   const auto r = d.finish(res);
   EXPECT_EQ(r.outcome, kvbench::Outcome::http_error);
   EXPECT_EQ(r.error, "refused: HTTP 429 (rate limit); not retried");
+  OpenAiStream later;
+  res.http_status = 503;
+  res.retry_after = "30";
+  EXPECT_EQ(later.finish(res).error,
+            "refused: HTTP 503 (rate limit), Retry-After: 30; not retried");
 }
 
 TEST(OpenAiBody, StreamedWithUsageAndLlamaExtensionsOnlyForLlamaServer) {
@@ -183,6 +188,31 @@ TEST(OpenAiBackend, KeyGoesInTheHeaderOnlyAndTheRequestNamesTheEndpoint) {
   EXPECT_EQ(tr.last.headers[0].second, "Bearer sk-planted");
   EXPECT_TRUE(be.tokenize("x").empty());
   EXPECT_THROW(be.count_tokens("x"), Error);  // no tokenizer, not calibrated
+}
+
+// vLLM's /tokenize at the root: the chat template applied by the server, the ids counted.
+TEST(OpenAiBackend, VllmTokenizeEndpointGivesTheTemplatedIds) {
+  ScriptedTransport tr;
+  tr.fetch_body = R"({"count": 3, "max_model_len": 8192, "tokens": [151644, 872, 198]})";
+  OpenAiBackend be(tr, {"http://h:8000/v1", "m", "sk-planted", OpenAiEndpoint::chat, false, true});
+  EXPECT_EQ(be.tokenize("hello"), (std::vector<int>{151644, 872, 198}));
+  EXPECT_EQ(tr.last.url, "http://h:8000/tokenize");
+  const json body = json::parse(tr.last.body);
+  EXPECT_EQ(body["messages"][0]["content"], "hello");
+  EXPECT_EQ(body["add_generation_prompt"], true);
+  EXPECT_EQ(body["model"], "m");
+  EXPECT_EQ(be.count_tokens("hello"), 3);
+  EXPECT_TRUE(be.capabilities().token_ids);
+  EXPECT_FALSE(be.capabilities().slot_pinning);
+  OpenAiBackend plain(tr, {"http://h:8000/v1", "m", "", OpenAiEndpoint::completions, false, true});
+  static_cast<void>(plain.tokenize("hi"));
+  EXPECT_EQ(json::parse(tr.last.body)["prompt"], "hi");
+  tr.fetch_body = R"({"count": 2, "tokens": [1]})";
+  EXPECT_THROW(be.tokenize("x"), Error) << "a count that disagrees with the ids";
+  EXPECT_FALSE(vllm_tokens(R"({"tokens": [1, "a"]})"));
+  EXPECT_FALSE(vllm_tokens(R"({"detail": "Not Found"})"));
+  EXPECT_FALSE(vllm_tokens("not json"));
+  EXPECT_EQ(vllm_tokens(R"({"tokens": []})")->size(), 0U);
 }
 
 // Anthropic's Messages stream: usage in message_start and message_delta, text and thinking

@@ -174,6 +174,34 @@ TEST(CurlTransport, ErrorStatusOnAStreamIsCollectedNotStreamed) {
   EXPECT_EQ(r.finished, Nanos{3});
 }
 
+// A refusal's Retry-After is kept as sent, whatever the header's case; a response without one
+// leaves it empty.
+TEST(CurlTransport, RetryAfterOfARefusalIsKept) {
+  HttplibServer server([](httplib::Server& s) {
+    s.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 429;
+      res.set_header("retry-after", "17");
+      res.set_content(R"({"error":{"message":"rate limited"}})", "application/json");
+    });
+    s.Post("/completion", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 503;
+      res.set_content(kLlamaError, "application/json");
+    });
+  });
+  const SteadyClock clock;
+  CurlTransport transport(clock);
+  Captured seen;
+
+  const Result refused = transport.stream(post(server.url("/v1/chat/completions")), seen.sink());
+  const Result plain = transport.fetch(post(server.url("/completion")));
+
+  EXPECT_EQ(refused.http_status, 429);
+  EXPECT_EQ(refused.retry_after, "17");
+  EXPECT_EQ(refused.error, "rate limited");
+  EXPECT_EQ(plain.http_status, 503);
+  EXPECT_EQ(plain.retry_after, "");
+}
+
 TEST(CurlTransport, NotFoundWithOllamaBodyIsHttpError) {
   HttplibServer server([](httplib::Server& s) {
     s.Post("/api/generate", [](const httplib::Request&, httplib::Response& res) {

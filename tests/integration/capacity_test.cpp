@@ -89,6 +89,61 @@ TEST(Capacity, SearchesUpToMaxAndKeepsEveryLevelsRecords) {
   EXPECT_THAT(r.out, testing::HasSubstr("capacity-n1"));
 }
 
+// The same search through the Anthropic-style /v1/messages of a managed llama-server: each level's
+// concurrent calls are pinned to their slots, so each carries its cache proof. With one slot the
+// reuse is exactly the prediction; with more, llama-server's host-RAM prompt cache may bring
+// another slot's prompt start into an empty slot, which the proof reports as unexpected reuse,
+// never as a read past the unique first line.
+TEST(Capacity, SearchesThroughTheMessagesApiWithEveryCallProven) {
+  const fs::path dir = fresh_dir("capacity-anthropic");
+  const auto r = run_kvbench({"capacity",
+                              "--kind",
+                              "anthropic",
+                              "--model",
+                              "synthetic:tiny",
+                              "--ctx",
+                              "256",
+                              "--prompt-tokens",
+                              "32",
+                              "--max-tokens",
+                              "4",
+                              "--ttft-p90-ms",
+                              "5000",
+                              "--max",
+                              "2",
+                              "--rounds",
+                              "1",
+                              "--replicates",
+                              "0",
+                              "--results",
+                              (dir / "results").string(),
+                              "-q",
+                              "--server-bin",
+                              llama_server_path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path cap_dir = only_run_dir(dir / "results");
+  const auto cap = read_json(cap_dir / "capacity.json");
+  EXPECT_EQ(cap["request"]["kind"], "anthropic");
+  ASSERT_GE(cap["levels"].size(), 1U);
+  for (const auto& level : cap["levels"]) {
+    const fs::path run_dir = cap_dir / level["run_dir"].get<std::string>();
+    EXPECT_EQ(read_json(run_dir / "run.json")["server"]["kind"], "anthropic");
+    for (const auto& c : read_calls(run_dir)) {
+      ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+      ASSERT_TRUE(c.server.cache_n && c.expected_cache_n) << c.seq;
+      const auto has = [&](const char* f) {
+        return std::find(c.flags.begin(), c.flags.end(), f) != c.flags.end();
+      };
+      EXPECT_FALSE(has("prompt_cache_hit")) << run_dir << " seq " << c.seq;
+      if (level["level"] == 1) {
+        EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "seq " << c.seq;
+      } else if (*c.server.cache_n != *c.expected_cache_n) {
+        EXPECT_TRUE(has("unexpected_cache_reuse")) << run_dir << " seq " << c.seq;
+      }
+    }
+  }
+}
+
 TEST(Capacity, APromptThatDoesNotFitIsBadInputAndCreatesNothing) {
   const fs::path dir = fresh_dir("capacity-bad");
   const auto r = run_kvbench({"capacity", "--model", "synthetic:tiny", "--ctx", "256",

@@ -249,7 +249,8 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
                     dir / "fixture.log");
   const std::string scenario = write_file(dir, "s.json", R"({"name": "hosted",
     "server": {"kind": "openai", "url": ")" + api.url() + R"(", "model": "fixture-model",
-               "api_key_env": "KVBENCH_TEST_HOSTED_KEY"},
+               "api_key_env": "KVBENCH_TEST_HOSTED_KEY",
+               "cache_rule": {"min_tokens": 1024, "step": 128}},
     "factors": {"prompt_tokens": [1100, 2048], "num_ctx": 8192}, "repeats": 2, "max_tokens": 8})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"}, 600,
                              {{"KVBENCH_TEST_HOSTED_KEY", secret}});
@@ -265,6 +266,7 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
     if (c.outcome == kvbench::Outcome::http_error) {
       EXPECT_EQ(c.http_status, 429);
       EXPECT_THAT(c.error, HasSubstr("refused: HTTP 429"));
+      EXPECT_THAT(c.error, HasSubstr("Retry-After: 2"));
       EXPECT_THAT(c.error, HasSubstr("not retried"));
       ++refused;
       continue;
@@ -274,7 +276,9 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
     // Sized from the calibration, within a few tokens.
     ASSERT_TRUE(c.server.prompt_n);
     EXPECT_NEAR(*c.server.prompt_n, c.prompt_tokens, 8) << c.seq;
-    EXPECT_FALSE(c.expected_cache_n) << "no token ids: nothing is predicted";
+    // No token ids, but below the provider's minimum nothing before a fresh first line is cached.
+    ASSERT_TRUE(c.expected_cache_n);
+    EXPECT_EQ(*c.expected_cache_n, 0);
     ASSERT_TRUE(c.server.cache_n) << "cached_tokens is reported";
     EXPECT_EQ(*c.server.cache_n, 0) << "a fresh first line shares nothing cacheable";
     ASSERT_TRUE(c.client.first_event_ms && c.client.first_reasoning_ms && c.client.ttft_ms);
@@ -285,7 +289,74 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
   }
   EXPECT_EQ(refused, 1);
   EXPECT_EQ(ok, 4);
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_THAT(rep.out, HasSubstr("Prompt cache: 3 of 3 timed calls reused exactly"));
+  EXPECT_THAT(rep.out, HasSubstr("nothing below 1024 tokens, then whole steps of 128 tokens"));
   expect_secret_nowhere(dir, secret, r);
+}
+
+// A key the server refuses is bad input: exit 2 before any call, nothing created, the key nowhere.
+TEST(HostedShapes, RefusedKeyStopsTheRunBeforeAnyCall) {
+  const fs::path dir = fresh_dir("hosted-refused");
+  const std::string secret = "sk-fixture-right-" + std::to_string(::getpid());
+  const std::string wrong = "sk-fixture-wrong-" + std::to_string(::getpid());
+  HostedFixture api({{"HOSTED_FIXTURE_KEY", secret}}, dir / "fixture.log");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "refused",
+    "server": {"kind": "openai", "url": ")" + api.url() + R"(", "model": "fixture-model",
+               "api_key_env": "KVBENCH_TEST_HOSTED_KEY"},
+    "factors": {"prompt_tokens": [300]}, "repeats": 1, "max_tokens": 4})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"}, 120,
+                             {{"KVBENCH_TEST_HOSTED_KEY", wrong}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("refused the API key (HTTP 401): check server.api_key_env"));
+  EXPECT_FALSE(fs::exists(dir / "runs"));
+  EXPECT_EQ(r.err.find(wrong), std::string::npos);
+  EXPECT_EQ(r.out.find(wrong), std::string::npos);
+}
+
+// vLLM's shape: a /tokenize at the root and a prefix cache in blocks of 16 (vLLM's default block
+// size). The ids are known, so every edited resend's reuse is predicted in whole blocks and
+// matches what the server reports, and the saving follows the edit's position.
+TEST(HostedShapes, VllmStyleTokenizerPredictsEveryEditedResend) {
+  const fs::path dir = fresh_dir("hosted-vllm");
+  HostedFixture api({{"HOSTED_FIXTURE_TOKENIZE", "1"},
+                     {"HOSTED_FIXTURE_CACHE_MIN", "0"},
+                     {"HOSTED_FIXTURE_CACHE_STEP", "16"},
+                     {"HOSTED_FIXTURE_VLLM_METRICS", "1"}},
+                    dir / "fixture.log");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "vllm-edit",
+    "server": {"kind": "openai", "url": ")" + api.url() + R"(", "model": "fixture-model",
+               "cache_rule": {"step": 16}},
+    "factors": {"prompt_tokens": [1024], "num_ctx": 8192,
+                "edit_position": [0.25, 0.75, "none"]},
+    "repeats": 1, "max_tokens": 4})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["server"]["tokens"], "POST /tokenize (vLLM style)");
+  EXPECT_FALSE(run["blocks"][0].contains("calibration")) << "ids are counted, not estimated";
+  std::map<std::string, int> reused;
+  for (const auto& c : read_calls(run_dir)) {
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    EXPECT_TRUE(c.flags.empty()) << c.seq;
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n) << c.seq;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
+    EXPECT_EQ(*c.expected_cache_n % 16, 0);
+    ASSERT_TRUE(c.prompt_tokens_counted);
+    EXPECT_EQ(*c.prompt_tokens_counted, c.prompt_tokens) << "sized with the server's tokenizer";
+    if (c.pair_role == kvbench::PairRole::edited) {
+      reused[c.edit_position] = *c.server.cache_n;
+    }
+  }
+  ASSERT_EQ(reused.size(), 3U);
+  EXPECT_NEAR(reused["0.25"], 256, 24);
+  EXPECT_NEAR(reused["0.75"], 768, 24);
+  EXPECT_GE(reused["none"], 1008);
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_THAT(rep.out, HasSubstr("Prompt cache: 6 of 6 timed calls reused exactly"));
+  EXPECT_THAT(rep.out, HasSubstr("caching rule (server.cache_rule): whole steps of 16 tokens."));
+  EXPECT_THAT(rep.out, ::testing::Not(HasSubstr("they differ")));
 }
 
 // The same prompt resent to the hosted OpenAI shape: cached in 128-token steps, flagged.

@@ -84,6 +84,29 @@ TEST(Lesson, QuickReproductionOnOllamaByKindAndModel) {
   EXPECT_THAT(r.out, HasSubstr("B saved by q8_0 at num_ctx 4096 (/api/ps size difference"));
 }
 
+// The lab files through the Messages API of a managed llama-server, by changing only the kind:
+// the repeated-prompt trap shows there as natively, and every call went through /v1/messages.
+TEST(Lesson, RepeatedPromptLabThroughTheMessagesApi) {
+  const auto results = fresh_dir("lesson-anthropic");
+  const auto r =
+      run_kvbench({"reproduce", "lesson", "--quick", "--only", "repeated-prompt", "--no-plots",
+                   "-q", "--results", results.string(), "--kind", "anthropic"},
+                  300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path dir = only_run_dir(results);
+  const auto report = read_json(dir / "lesson-report.json");
+  ASSERT_EQ(report.at("labs").size(), 1U);
+  for (const auto& c : report.at("labs")[0].at("checks")) {
+    EXPECT_EQ(c.at("verdict"), "pass") << c.dump();
+  }
+  const auto lab_dir = only_run_dir(dir);
+  EXPECT_EQ(read_json(lab_dir / "run.json")["server"]["kind"], "anthropic");
+  for (const auto& c : read_calls(lab_dir)) {
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    ASSERT_TRUE(c.server.raw.contains("start_usage")) << "usage from message_start";
+  }
+}
+
 TEST(Lesson, BadInputExitsTwoAndCreatesNothing) {
   const auto results = fresh_dir("lesson-bad");
   const auto r = run_kvbench(

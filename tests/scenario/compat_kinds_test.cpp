@@ -77,6 +77,42 @@ TEST(CompatKinds, CacheBreakpointOnlyOnAnthropic) {
               HasSubstr("'after_system': expected 'end'"));
 }
 
+// A provider's caching rule: nothing below its minimum, then whole steps; attached servers only.
+TEST(CompatKinds, CacheRuleRoundsTheSharedPrefixAndIsRecorded) {
+  const auto s = parse_scenario(
+      R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1",
+          "cache_rule": {"min_tokens": 1024, "step": 128}}, "factors": {"prompt_tokens": [256]}})",
+      "s.json");
+  EXPECT_TRUE(s.server.cache_rule.stated());
+  EXPECT_EQ(s.server.cache_rule.apply(0), 0);
+  EXPECT_EQ(s.server.cache_rule.apply(1023), 0);
+  EXPECT_EQ(s.server.cache_rule.apply(1024), 1024);
+  EXPECT_EQ(s.server.cache_rule.apply(1151), 1024);
+  EXPECT_EQ(s.server.cache_rule.apply(1152), 1152);
+  EXPECT_EQ(s.resolved["server"]["cache_rule"]["step"], 128);
+  const CacheRule blocks{0, 16};
+  EXPECT_EQ(blocks.apply(15), 0);
+  EXPECT_EQ(blocks.apply(47), 32);
+  const CacheRule exact;
+  EXPECT_FALSE(exact.stated());
+  EXPECT_EQ(exact.apply(47), 47);
+  EXPECT_FALSE(parse_scenario(R"({"name": "x", "factors": {"prompt_tokens": [256]}})", "s.json")
+                   .resolved["server"]
+                   .contains("cache_rule"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai",
+                               "cache_rule": {"step": 16}}, "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("server.cache_rule: a managed llama-server caches every shared token"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1",
+                               "cache_rule": {"step": 0}}, "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("server.cache_rule.step"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1",
+                               "cache_rule": {"minimum": 1}}, "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("minimum"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1",
+                               "cache_rule": 128}, "factors": {"prompt_tokens": [256]}})"),
+              HasSubstr("server.cache_rule: expected an object"));
+}
+
 TEST(CompatKinds, EveryShippedScenarioParses) {
   int n = 0;
   // scenarios/lesson/ holds the lesson's lab definitions, not scenarios.
