@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/url.h"
 #include "harness/core/version.h"
 #include "harness/measure/machine.h"
 #include "harness/measure/machine_state.h"
@@ -26,6 +27,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
+  if (url_has_credentials(o.url)) {
+    throw InputError(
+        "--url: a URL with credentials in it (user:password@) is refused: put the key in an "
+        "environment variable and name it with server.api_key_env");
+  }
+  if (!o.url.empty() && o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
+    throw InputError(
+        fmt::format("--url: '{}' is not an http:// or https:// URL", url_for_display(o.url)));
+  }
   // A variant takes an override for a field it does not set itself (one equal to the server's).
   for (auto& v : s.variants) {
     if (!o.url.empty() && v.server.url == s.server.url) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/url.h"
 #include "harness/scenario/locate.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/scenario/suggest.h"
@@ -163,8 +164,20 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   if (v.contains("url")) {
     s.url = c.string(v["url"], path + ".url", false).value_or("");
-    if (!s.url.empty() && s.url.rfind("http://", 0) != 0 && s.url.rfind("https://", 0) != 0) {
-      c.problem(path + ".url", fmt::format("'{}' is not an http:// or https:// URL", s.url));
+    if (url_has_credentials(s.url)) {
+      // Never echoed: the password would be in the message.
+      c.problem(path + ".url",
+                "a URL with credentials in it (user:password@) is refused: put the key in an "
+                "environment variable and name it with server.api_key_env");
+    } else if (!s.url.empty() && s.url.rfind("http://", 0) != 0 &&
+               s.url.rfind("https://", 0) != 0) {
+      c.problem(path + ".url",
+                fmt::format("'{}' is not an http:// or https:// URL", url_for_display(s.url)));
+    } else if (s.url.find_first_of("?#") != std::string::npos) {
+      c.problem(path + ".url",
+                fmt::format("'{}': expected the server's base URL, without a query (?...) or "
+                            "fragment (#...)",
+                            url_for_display(s.url)));
     }
     while (!s.url.empty() && s.url.back() == '/') {
       s.url.pop_back();

@@ -47,6 +47,25 @@ TEST(BadInput, EveryBadScenarioExitsTwoWithItsMessageAndWritesNothing) {
     EXPECT_THAT(r.err, ::testing::HasSubstr(file.filename().string())) << file.filename();
     EXPECT_FALSE(fs::exists(results)) << file.filename() << " created a results folder";
     EXPECT_TRUE(r.out.empty()) << file.filename();
+    // A secret planted in a URL (a password, a query key) is never echoed.
+    EXPECT_EQ(r.err.find("planted"), std::string::npos) << file.filename() << ": " << r.err;
+  }
+}
+
+// A --url with credentials is refused before anything starts, and never echoed.
+TEST(BadInput, UrlWithCredentialsOnTheCommandLineIsRefusedUnseen) {
+  const fs::path dir = fresh_dir("bad-url");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "x",
+    "server": {"kind": "openai"}, "factors": {"prompt_tokens": [64]}})");
+  for (const std::string url :
+       {"http://kvbench:pw-planted@127.0.0.1:9/v1", "ftp://u:pw-planted@127.0.0.1/v1"}) {
+    const auto r =
+        run_kvbench({"run", scenario, "--url", url, "--results", (dir / "runs").string()}, 60);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("--url: a URL with credentials in it"));
+    EXPECT_EQ(r.err.find("pw-planted"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("pw-planted"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "runs"));
   }
 }
 
