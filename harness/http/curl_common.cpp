@@ -196,6 +196,9 @@ void set_options(CURL* easy, char* error_buffer, const Request& req, const curl_
   set_option(easy, CURLOPT_TCP_NODELAY, 1L);
   set_option(easy, CURLOPT_PROXY, "");  // an empty proxy also overrides the environment
   set_option(easy, CURLOPT_NOPROXY, "*");
+  // https: the server's certificate and name are checked (libcurl's defaults, kept on purpose).
+  set_option(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+  set_option(easy, CURLOPT_SSL_VERIFYHOST, 2L);
   set_option(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout.count()));
   set_option(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
   set_option(easy, CURLOPT_ERRORBUFFER, error_buffer);
