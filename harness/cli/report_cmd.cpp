@@ -52,7 +52,8 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     for (const auto& w : loaded.warnings) {
       fmt::print(stderr, "warning: {}\n", w);
     }
-    const auto report = report::build_report(loaded.run, loaded.calls, loaded.warnings);
+    const auto report =
+        report::build_report(loaded.run, loaded.calls, loaded.warnings, loaded.answers);
     report::write_markdown(std::cout, report);
     if (!o->csv.empty()) {
       auto out = open_out(o->csv);

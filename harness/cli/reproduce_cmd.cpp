@@ -80,7 +80,7 @@ lesson::LabRun run_lab(const lesson::Lab& lab, const scenario::Scenario& s,
     auto loaded = results::load_run(summary.run_dir);
     out.outcome = lesson::evaluate_lab(
         lab.id, report::build_report(std::move(loaded.run), std::move(loaded.calls),
-                                     std::move(loaded.warnings)));
+                                     std::move(loaded.warnings), loaded.answers));
     if (!summary.complete) {
       out.outcome.notes.push_back("the run is incomplete");
     }

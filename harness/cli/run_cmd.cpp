@@ -59,7 +59,7 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     auto loaded = results::load_run(summary.run_dir);
     report::write_markdown(std::cout,
                            report::build_report(std::move(loaded.run), std::move(loaded.calls),
-                                                std::move(loaded.warnings)));
+                                                std::move(loaded.warnings), loaded.answers));
     std::cout << "\nresults: " << summary.run_dir.string() << "\n";
     if (!summary.complete) {
       fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);

@@ -151,6 +151,28 @@ LabOutcome evaluate_cache_type(const report::RunReport& run) {
     }
   }
   add_check(out, "cache_ratio", check_relative(in));
+  // Beyond the lesson, which did not test whether q8_0 changed any answers: shown, not judged.
+  const auto& a = run.answers;
+  for (const auto& t : a.types) {
+    if (t.cache_type != "q8_0" || t.prompts == 0) {
+      continue;
+    }
+    const std::string control =
+        a.controls.empty() ? "no control ran"
+        : a.deterministic  ? "the f16 control agreed on every token"
+                           : "the f16 control did not agree: the server is not deterministic here";
+    out.notes.push_back(fmt::format(
+        "Beyond the lesson: greedy answers under q8_0 identical to f16's in {} of {} prompts "
+        "({:.1f} % of tokens the same){}; {}",
+        t.identical_answers, t.prompts, 100 * t.identical_share,
+        t.mean_first_diff
+            ? fmt::format(", first difference at token {:.0f} on average", *t.mean_first_diff)
+            : "",
+        control));
+    out.numbers["answers_identical"] = t.identical_answers;
+    out.numbers["answers_prompts"] = t.prompts;
+    out.numbers["answers_deterministic"] = a.deterministic;
+  }
   for (const auto& row : run.conditions) {
     out.notes.push_back(fmt::format(
         "{} at {} prompt tokens: median TTFT {:.1f} ms, decode {:.1f} tok/s (shown, not judged)",

@@ -146,7 +146,7 @@ void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSum
 }  // namespace
 
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
-                       std::vector<std::string> warnings) {
+                       std::vector<std::string> warnings, const std::vector<json>& answers) {
   RunReport r;
   r.run = std::move(run);
   r.calls = std::move(calls);
@@ -157,10 +157,127 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
   r.analysis = analysis::analyze(r.calls, r.run.seed(), baseline_variant(r.run));
   r.memory = analysis::analyze_memory(r.run);
   r.prefix = analysis::prefix_report(r.calls, lesson_figures());
+  if (!answers.empty()) {
+    const json a = r.run.scenario.value("answers", json::object());
+    r.answers = analysis::analyze_answers(answers, a.value("reference", std::string("f16")));
+  }
   return r;
 }
 
 namespace {
+
+// The KV bytes per token a block's server logged at load, or 0.
+double kv_bytes_per_token(const results::RunManifest& run, const std::string& type, int num_ctx,
+                          const std::string& variant) {
+  for (const auto& b : run.blocks) {
+    if (b.cache_type == type && b.num_ctx == num_ctx && b.variant == variant) {
+      const double bytes = b.get<double>("kv_bytes_logged", 0.0);
+      const int cells = num_ctx * b.slots.value_or(1);
+      if (bytes > 0 && cells > 0) {
+        return bytes / cells;
+      }
+    }
+  }
+  return 0;
+}
+
+// The median client decode rate of the fresh timed calls of one configuration, or 0.
+double median_decode(const std::vector<CallRecord>& calls, const std::string& type, int num_ctx,
+                     const std::string& variant) {
+  std::vector<double> v;
+  for (const auto& r : calls) {
+    if (r.kind == CallKind::timed && r.ok() && r.cache_type == type && r.num_ctx == num_ctx &&
+        r.variant == variant && r.pair_role != PairRole::edited && r.client.decode_tps) {
+      v.push_back(*r.client.decode_tps);
+    }
+  }
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+std::string answers_or_dash(const std::optional<double>& v, const char* spec) {
+  return v ? fmt::format(fmt::runtime(spec), *v) : "-";
+}
+
+void write_answers_markdown(std::ostream& out, const RunReport& report) {
+  const auto& a = report.answers;
+  if (!a.present) {
+    return;
+  }
+  const json spec = report.run.scenario.value("answers", json::object());
+  out << "\n## Does the cache type change the answers?\n\n";
+  out << fmt::format(
+      "{} prompts of about {} tokens, each answered with {} tokens greedily (temperature 0, seed "
+      "{}, the prompt read afresh) once by each block's server; each type against {} in blocks "
+      "of the same num_ctx. Divergence: the mean total variation of the top-{} distributions over "
+      "the positions before the first difference (where both read the same context); a token "
+      "missing from a list counts as 0 there, and each list's remaining mass is one more "
+      "bucket.\n\n",
+      a.prompts, spec.value("prompt_tokens", 0), spec.value("tokens", 0),
+      report.run.scenario.value("seed", 0), a.reference, spec.value("top_k", 0));
+  if (a.controls.empty()) {
+    out << fmt::format(
+        "Control: none ran ({} on a second server start), so a difference below "
+        "may be the server's own.\n\n",
+        a.reference);
+  } else if (a.deterministic) {
+    int prompts = 0;
+    for (const auto& c : a.controls) {
+      prompts += c.prompts;
+    }
+    out << fmt::format(
+        "Control: {} on a second server start gave the same answers, token for token, in {} of "
+        "{} prompts: the server is deterministic here, so a difference below is the cache "
+        "type's.\n\n",
+        a.reference, prompts, prompts);
+  } else {
+    int prompts = 0;
+    int same = 0;
+    for (const auto& c : a.controls) {
+      prompts += c.prompts + c.missing;
+      same += c.identical_answers;
+    }
+    out << fmt::format(
+        "Control: {} on a second server start gave the same answers in only {} of {} prompts: "
+        "the server is not deterministic here, so the differences below cannot be laid to the "
+        "cache type.\n\n",
+        a.reference, same, prompts);
+  }
+  for (const auto& t : a.types) {
+    const double kv = kv_bytes_per_token(report.run, t.cache_type, t.num_ctx, t.variant);
+    const double kv_ref = kv_bytes_per_token(report.run, a.reference, t.num_ctx, t.variant);
+    const double dec = median_decode(report.calls, t.cache_type, t.num_ctx, t.variant);
+    const double dec_ref = median_decode(report.calls, a.reference, t.num_ctx, t.variant);
+    std::string costs;
+    if (kv > 0 && kv_ref > 0) {
+      costs += fmt::format("KV {:.0f} instead of {:.0f} B per token ({:+.0f} %), ", kv, kv_ref,
+                           100 * (kv / kv_ref - 1));
+    }
+    if (dec > 0 && dec_ref > 0) {
+      costs += fmt::format("decode {:+.1f} % (median), ", 100 * (dec / dec_ref - 1));
+    }
+    std::string where;
+    if (t.identical_answers < t.prompts) {
+      where = fmt::format(", first difference at token {} on average",
+                          answers_or_dash(t.mean_first_diff, "{:.0f}"));
+      if (t.mean_margin) {
+        where += fmt::format(", {}'s top-1 margin there {:.3g}", a.reference, *t.mean_margin);
+      }
+    }
+    out << fmt::format(
+        "- **{}** (num_ctx {}{}): {}greedy answers identical to {} in {} of {} "
+        "prompts{}; {:.1f} % of tokens the same; divergence before the first "
+        "difference {}{}.\n",
+        t.cache_type, t.num_ctx, t.variant.empty() ? "" : ", " + t.variant, costs, a.reference,
+        t.identical_answers, t.prompts, where, 100 * t.identical_share,
+        answers_or_dash(t.mean_divergence, "{:.4f}"),
+        t.missing > 0 ? fmt::format(" ({} prompts without an answer)", t.missing) : "");
+  }
+}
 
 json counters_json(const std::vector<analysis::CounterCheck>& checks) {
   json out = json::array();
@@ -315,6 +432,7 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   write_concurrency_markdown(out, run);
   write_memory_markdown(out, report.memory);
   write_prefix_markdown(out, report.prefix);
+  write_answers_markdown(out, report);
 }
 
 void write_conditions_csv(std::ostream& out, const RunReport& report) {
@@ -384,19 +502,23 @@ json to_json(const RunReport& report) {
     conds.push_back(cj);
   }
   const auto& cache = report.cache;
-  return {{"conditions", conds},
-          {"prompt_cache",
-           {{"timed_ok", cache.timed_ok},
-            {"predicted", cache.predicted},
-            {"matched_expected", cache.matched_expected},
-            {"max_cache_n", cache.max_cache_n},
-            {"prompt_cache_hits", cache.prompt_cache_hits},
-            {"unexpected", cache.unexpected}}},
-          {"server_counters", counters_json(report.counters)},
-          {"memory", memory_json(report.memory)},
-          {"prefix_reuse", prefix_to_json(report.prefix)},
-          {"run", json(report.run)},
-          {"analysis", report.analysis}};
+  json out = {{"conditions", conds},
+              {"prompt_cache",
+               {{"timed_ok", cache.timed_ok},
+                {"predicted", cache.predicted},
+                {"matched_expected", cache.matched_expected},
+                {"max_cache_n", cache.max_cache_n},
+                {"prompt_cache_hits", cache.prompt_cache_hits},
+                {"unexpected", cache.unexpected}}},
+              {"server_counters", counters_json(report.counters)},
+              {"memory", memory_json(report.memory)},
+              {"prefix_reuse", prefix_to_json(report.prefix)},
+              {"run", json(report.run)},
+              {"analysis", report.analysis}};
+  if (report.answers.present) {
+    out["answers"] = report.answers.to_json();
+  }
+  return out;
 }
 
 }  // namespace kvbench::report

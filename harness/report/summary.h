@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/answers.h"
 #include "harness/analysis/conditions.h"
 #include "harness/analysis/counters.h"
 #include "harness/analysis/memory.h"
@@ -36,12 +37,14 @@ struct RunReport {
   analysis::Analysis analysis;                   // effects, drift and validity of every metric
   analysis::MemoryAnalysis memory;
   analysis::PrefixReport prefix;
+  analysis::AnswersReport answers;  // scenario "answers": the cache types' greedy answers
 };
 
 // Computes the report once: conditions, prompt-cache check, analysis (seeded by the scenario's
 // seed, against the baseline variant), memory and prefix reuse.
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
-                       std::vector<std::string> warnings);
+                       std::vector<std::string> warnings,
+                       const std::vector<nlohmann::json>& answers = {});
 
 // The whole report in Markdown: the run, the condition table, the prompt cache, effects,
 // concurrency, memory and prefix reuse.

@@ -70,9 +70,12 @@ RecordWriter::~RecordWriter() {
 }
 
 void RecordWriter::append(const CallRecord& r) {
+  append_json(to_json(r));
+}
+
+void RecordWriter::append_json(const nlohmann::json& j) {
   // Server text is not always valid UTF-8: replace bad bytes rather than lose the record.
-  const std::string line =
-      to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     throw Error(fmt::format("cannot append to {}: {}", path_.string(), std::strerror(errno)));
   }
@@ -127,6 +130,16 @@ LoadedRun load_run(const fs::path& run_dir) {
     } catch (const nlohmann::json::exception& e) {
       out.warnings.push_back(fmt::format("calls.jsonl line {}: skipped: {}", n, e.what()));
     }
+  }
+  std::ifstream aj(run_dir / "answers.jsonl");
+  for (int n = 1; aj && std::getline(aj, line); ++n) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      out.warnings.push_back(
+          fmt::format("answers.jsonl line {}: incomplete or malformed record skipped", n));
+      continue;
+    }
+    out.answers.push_back(j);
   }
   return out;
 }

@@ -21,7 +21,8 @@ std::filesystem::path create_run_dir(const std::filesystem::path& results_root,
 // Writes JSON to `path` atomically (AtomicFileWriter: temporary file, checked fsync, rename).
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 
-// Appends records to calls.jsonl; each line is flushed and synced before append() returns.
+// Appends records to calls.jsonl (or any JSON lines to answers.jsonl); each line is flushed and
+// synced before append() returns.
 class RecordWriter {
  public:
   explicit RecordWriter(const std::filesystem::path& path);
@@ -29,6 +30,7 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
   void append(const CallRecord& r);
+  void append_json(const nlohmann::json& line);
 
  private:
   std::FILE* file_ = nullptr;
@@ -42,7 +44,8 @@ bool cut_partial_last_line(const std::filesystem::path& path);
 struct LoadedRun {
   RunManifest run;  // run.json
   std::vector<CallRecord> calls;
-  std::vector<std::string> warnings;  // e.g. a truncated last line
+  std::vector<nlohmann::json> answers;  // answers.jsonl, where the scenario asked for answers
+  std::vector<std::string> warnings;    // e.g. a truncated last line
 };
 
 // Reads a run folder. A truncated or malformed line is skipped with a warning; a missing

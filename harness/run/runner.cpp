@@ -95,6 +95,8 @@ class Runner {
   void run_block(const plan::Block& block);
   void run_calls(BlockServer& server, const plan::Block& block, results::BlockInfo& info);
   void run_concurrent(backend::Backend& be, const plan::Block& block, results::BlockInfo& info);
+  // The answers experiment for `block` (scenario "answers"): from its server, or a second start.
+  void run_answers(BlockServer& server, const plan::Block& block, bool second_start);
   void fail_rest_of_block(const plan::Block& block, std::size_t from, Outcome outcome,
                           const std::string& error);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
@@ -113,6 +115,8 @@ class Runner {
   fs::path run_dir_;
   results::RunManifest run_json_;
   std::unique_ptr<results::RecordWriter> writer_;
+  std::unique_ptr<results::RecordWriter> answers_writer_;  // answers.jsonl, opened at first use
+  std::vector<std::string> answer_prompts_;                // the same text in every block
   std::unique_ptr<Progress> progress_;
   std::optional<Nanos> t0_;
   std::vector<int> slot_ids_;  // token ids the server's slot last read
@@ -267,7 +271,14 @@ void Runner::run_block(const plan::Block& block) {
     } else {
       run_calls(*server, block, info);
     }
+    if (s_.answers.active() && !process::stop_requested()) {
+      run_answers(*server, block, false);
+    }
     server->close(info);
+    if (s_.answers.active() && block.config.cache_type == s_.answers.reference &&
+        !process::stop_requested()) {
+      run_answers(*server, block, true);
+    }
   }
   if (state_at_start) {
     info.detail["machine_state"] = measure::block_machine_state(
@@ -275,6 +286,63 @@ void Runner::run_block(const plan::Block& block) {
   }
   run_json_.blocks.push_back(std::move(info));
   save_run_json();
+}
+
+void Runner::run_answers(BlockServer& server, const plan::Block& block, bool second_start) {
+  if (answer_prompts_.empty()) {
+    try {
+      for (int i = 0; i < s_.answers.prompts; ++i) {
+        const std::string first =
+            fmt::format("kvbench answer prompt {} of {}", i + 1, s_.answers.prompts);
+        answer_prompts_.push_back(
+            prompt::build_prompt(
+                s_.answers.prompt_tokens, first,
+                s_.seed * std::uint64_t{7919} + static_cast<std::uint64_t>(i),
+                [&](std::string_view t) { return server.backend().count_tokens(t); })
+                .text);
+      }
+    } catch (const Error& e) {
+      answer_prompts_.clear();
+      progress_->note(fmt::format("block {}: the answer prompts could not be built: {}",
+                                  block.index, e.what()));
+      return;
+    }
+  }
+  progress_->note(fmt::format("block {}: {} answers{}", block.index, answer_prompts_.size(),
+                              second_start ? " from a second start (the control)" : ""));
+  const backend::AnswerSpec spec{s_.answers.tokens, s_.answers.top_k, s_.seed};
+  const auto answers = server.answers(answer_prompts_, spec, second_start);
+  if (answers.empty()) {
+    return;
+  }
+  if (!answers_writer_) {
+    answers_writer_ = std::make_unique<results::RecordWriter>(run_dir_ / "answers.jsonl");
+  }
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto& a = answers[i];
+    json line = {{"block", block.index},
+                 {"replica", block.replica},
+                 {"start", second_start ? 2 : 1},
+                 {"cache_type", block.config.cache_type},
+                 {"num_ctx", block.config.num_ctx},
+                 {"variant", block.config.variant},
+                 {"prompt", i}};
+    if (!a.ok()) {
+      line["error"] = a.error;
+    } else {
+      json top = json::array();
+      for (const auto& position : a.top) {
+        json entries = json::array();
+        for (const auto& [id, logprob] : position) {
+          entries.push_back({id, logprob});
+        }
+        top.push_back(std::move(entries));
+      }
+      line["ids"] = a.ids;
+      line["top"] = std::move(top);
+    }
+    answers_writer_->append_json(line);
+  }
 }
 
 void Runner::run_calls(BlockServer& server, const plan::Block& block, results::BlockInfo& info) {

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/backend/answer.h"
 #include "harness/backend/backend.h"
 #include "harness/plan/plan.h"
 #include "harness/results/manifest.h"
@@ -43,6 +44,15 @@ class BlockServer {
   // Adds the block's end state to `info` (memory at the end and the like) and stops a managed
   // server.
   virtual void close(results::BlockInfo& info) = 0;
+  // The answers experiment (scenario "answers"): greedy answers with their top-k probabilities
+  // for `prompts`, from this block's server before close(), or with `second_start` from a fresh
+  // start of the same configuration after it (stopped again before this returns; its log is
+  // `server-block<N>-answers.log`). Empty where the kind cannot give token ids and probabilities.
+  virtual std::vector<backend::Answer> answers(const std::vector<std::string>& /*prompts*/,
+                                               const backend::AnswerSpec& /*spec*/,
+                                               bool /*second_start*/) {
+    return {};
+  }
 };
 
 // What run.json records of the run's servers.

@@ -343,11 +343,72 @@ void parse_precision(Checker& c, const json& v, Precision& p) {
   }
 }
 
+void parse_answers(Checker& c, const json& v, Answers& a) {
+  if (!v.is_object()) {
+    c.problem("answers", fmt::format("expected an object like {{\"prompts\": 16, \"tokens\": "
+                                     "64, \"top_k\": 10}}, got {}",
+                                     Checker::describe(v)));
+    return;
+  }
+  c.keys(v, "answers", {"prompts", "prompt_tokens", "tokens", "top_k", "reference"});
+  if (!v.contains("prompts")) {
+    c.problem("answers.prompts", "missing: how many prompts each block answers, 1 to 256");
+  } else {
+    a.prompts = c.integer(v["prompts"], "answers.prompts", 1, 256).value_or(0);
+  }
+  if (v.contains("prompt_tokens")) {
+    a.prompt_tokens = c.integer(v["prompt_tokens"], "answers.prompt_tokens", 16, 131072)
+                          .value_or(a.prompt_tokens);
+  }
+  if (v.contains("tokens")) {
+    a.tokens = c.integer(v["tokens"], "answers.tokens", 1, 4096).value_or(a.tokens);
+  }
+  if (v.contains("top_k")) {
+    a.top_k = c.integer(v["top_k"], "answers.top_k", 1, 20).value_or(a.top_k);
+  }
+  if (v.contains("reference")) {
+    a.reference = c.string(v["reference"], "answers.reference", false).value_or(a.reference);
+  }
+}
+
+// The answers compare cache types on servers kvbench starts, each type against the reference.
+void check_answers(Checker& c, const Scenario& s) {
+  const Answers& a = s.answers;
+  if (!a.active()) {
+    return;
+  }
+  if (!s.server.managed() || !served_by_llama_server(s.server.kind)) {
+    c.problem("answers",
+              "the answers are compared on a managed llama-server (any kind but Ollama): the "
+              "cache type is a setting of a server kvbench starts");
+  }
+  const auto& types = s.factors.cache_type;
+  if (std::find(types.begin(), types.end(), a.reference) == types.end()) {
+    c.problem("answers.reference",
+              fmt::format("'{}' is not one of factors.cache_type: the reference must be measured",
+                          a.reference));
+  } else if (types.size() < 2) {
+    c.problem("factors.cache_type",
+              "the answers compare cache types: give at least two (the reference and another)");
+  }
+  for (std::size_t i = 0; i < s.factors.num_ctx.size(); ++i) {
+    if (a.prompt_tokens + a.tokens > s.factors.num_ctx[i]) {
+      c.problem("answers.prompt_tokens",
+                fmt::format("{} prompt tokens and {} generated do not fit num_ctx {}",
+                            a.prompt_tokens, a.tokens, s.factors.num_ctx[i]));
+      break;
+    }
+  }
+}
+
 void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
           "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate",
-          "concurrency", "precision"});
+          "concurrency", "precision", "answers"});
+  if (doc.contains("answers")) {
+    parse_answers(c, doc["answers"], s.answers);
+  }
   if (doc.contains("precision")) {
     parse_precision(c, doc["precision"], s.precision);
   }
@@ -516,6 +577,7 @@ void check_consistency(Checker& c, Scenario& s) {
   }
   check_concurrency(c, s);
   check_precision(c, s);
+  check_answers(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -619,6 +681,13 @@ json to_json(const Scenario& s) {
               {"unique_first_line", s.unique_first_line},
               {"probes", {{"every", s.probes.every}, {"prompt_tokens", s.probes.prompt_tokens}}}};
   detail::add_variants_and_gate(s, out);
+  if (s.answers.active()) {
+    out["answers"] = {{"prompts", s.answers.prompts},
+                      {"prompt_tokens", s.answers.prompt_tokens},
+                      {"tokens", s.answers.tokens},
+                      {"top_k", s.answers.top_k},
+                      {"reference", s.answers.reference}};
+  }
   if (s.precision.active()) {
     out["precision"] = {{"metric", s.precision.metric},
                         {"effect", s.precision.effect},

@@ -89,6 +89,19 @@ struct Precision {
   bool active() const { return half_width > 0; }
 };
 
+// Does the cache type change the answers? The same `prompts` prompts (of `prompt_tokens` tokens
+// each, the same text in every block) sent greedily once to each block's server after its calls,
+// their `tokens` generated ids and top-`top_k` probabilities recorded; the `reference` type's
+// blocks send them again to a second start of their server (the determinism control).
+struct Answers {
+  int prompts = 0;  // 0: off
+  int prompt_tokens = 256;
+  int tokens = 64;
+  int top_k = 10;
+  std::string reference = "f16";
+  bool active() const { return prompts > 0; }
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -107,6 +120,7 @@ struct Scenario {
   std::vector<Variant> variants;  // empty: one server, no comparison
   GateConfig gate;
   Precision precision;
+  Answers answers;
   nlohmann::json resolved;  // the scenario with every default filled in
 };
 

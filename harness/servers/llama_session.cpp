@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/backend/answer.h"
 #include "harness/backend/llama_server.h"
 #include "harness/backend/managed_server.h"
 #include "harness/backend/prometheus.h"
@@ -114,6 +115,41 @@ class LlamaBlock final : public run::BlockServer {
     if (memory_) {
       memory_->after_call(call.prompt_tokens);
     }
+  }
+
+  std::vector<backend::Answer> answers(const std::vector<std::string>& prompts,
+                                       const backend::AnswerSpec& spec,
+                                       bool second_start) override {
+    std::unique_ptr<backend::ManagedServer> fresh;
+    std::string root = url_;
+    if (second_start) {
+      if (!target_.spec.managed()) {
+        return {};
+      }
+      backend::LlamaServerLaunch again = launch_;
+      again.log_path =
+          launch_.log_path.parent_path() /
+          (launch_.log_path.stem().string() + "-answers" + launch_.log_path.extension().string());
+      try {
+        fresh = backend::ManagedServer::start(again, transport_, ready_timeout_);
+      } catch (const Error& e) {
+        std::vector<backend::Answer> failed(prompts.size());
+        for (auto& a : failed) {
+          a.error = fmt::format("the second start did not answer: {}", e.what());
+        }
+        return failed;
+      }
+      root = fresh->url();
+    }
+    std::vector<backend::Answer> out;
+    out.reserve(prompts.size());
+    for (const auto& prompt : prompts) {
+      out.push_back(backend::fetch_answer(transport_, root, target_.api_key, prompt, spec));
+    }
+    if (fresh) {
+      fresh->stop();
+    }
+    return out;
   }
 
   void close(results::BlockInfo& info) override {

@@ -58,6 +58,10 @@ TEST(Lesson, QuickReproductionPassesEveryShapeCheck) {
   EXPECT_EQ(r.exit_code, passed == checks ? 0 : 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("# kvbench: the lesson, reproduced"));
   EXPECT_TRUE(fs::exists(dir / "lesson-report.md"));
+  // Beyond the lesson: whether q8_0 changed the answers, with the f16 control, shown not judged.
+  EXPECT_THAT(r.out,
+              HasSubstr("Beyond the lesson: greedy answers under q8_0 identical to f16's in"));
+  EXPECT_THAT(r.out, HasSubstr("the f16 control agreed on every token"));
 }
 
 // The same lab files on Ollama, by changing only the kind and the model: the fixture (tests/

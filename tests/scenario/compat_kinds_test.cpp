@@ -113,6 +113,39 @@ TEST(CompatKinds, CacheRuleRoundsTheSharedPrefixAndIsRecorded) {
               HasSubstr("server.cache_rule: expected an object"));
 }
 
+// The answers experiment compares cache types on a managed llama-server of any kind.
+TEST(Answers, ParsedAndRefusedWhereTheyCannotCompare) {
+  const auto s = parse_scenario(
+      R"({"name": "x", "server": {"kind": "openai"},
+          "factors": {"prompt_tokens": [256], "cache_type": ["f16", "q8_0"]},
+          "answers": {"prompts": 4, "tokens": 16}})",
+      "s.json");
+  EXPECT_TRUE(s.answers.active());
+  EXPECT_EQ(s.answers.reference, "f16");
+  EXPECT_EQ(s.answers.top_k, 10);
+  EXPECT_EQ(s.resolved["answers"]["tokens"], 16);
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "ollama", "model": "m"},
+                               "factors": {"prompt_tokens": [256], "cache_type": ["f16", "q8_0"]},
+                               "answers": {"prompts": 4}})"),
+              HasSubstr("answers: the answers are compared on a managed llama-server"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256]},
+                               "answers": {"prompts": 4}})"),
+              HasSubstr("factors.cache_type: the answers compare cache types"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256],
+                               "cache_type": ["q8_0", "q4_0"]}, "answers": {"prompts": 4}})"),
+              HasSubstr("answers.reference: 'f16' is not one of factors.cache_type"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256], "num_ctx": [512],
+                               "cache_type": ["f16", "q8_0"]},
+                               "answers": {"prompts": 4, "prompt_tokens": 500}})"),
+              HasSubstr("answers.prompt_tokens: 500 prompt tokens and 64 generated do not fit"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256],
+                               "cache_type": ["f16", "q8_0"]}, "answers": {"tokens": 4}})"),
+              HasSubstr("answers.prompts: missing"));
+  EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256],
+                               "cache_type": ["f16", "q8_0"]}, "answers": {"prompts": 4, "top_k": 50}})"),
+              HasSubstr("answers.top_k"));
+}
+
 TEST(CompatKinds, EveryShippedScenarioParses) {
   int n = 0;
   // scenarios/lesson/ holds the lesson's lab definitions, not scenarios.
