@@ -289,6 +289,9 @@ void Runner::run_block(const plan::Block& block) {
 }
 
 void Runner::run_answers(BlockServer& server, const plan::Block& block, bool second_start) {
+  if (answer_prompts_.empty() && !s_.answers.texts.empty()) {
+    answer_prompts_ = s_.answers.texts;  // the user's own prompts, as they are
+  }
   if (answer_prompts_.empty()) {
     try {
       for (int i = 0; i < s_.answers.prompts; ++i) {

@@ -26,6 +26,8 @@ class Checker {
  public:
   Checker(std::string source, std::string_view text)
       : source_(std::move(source)), lines_(value_lines(text)) {}
+  // The file the scenario came from, as messages name it.
+  const std::string& source() const { return source_; }
   // "<file>:<line>: <path>: <what>"; the line is that of the value at `path`, or of its nearest
   // enclosing value when the path is missing.
   void problem(const std::string& path, const std::string& what) {

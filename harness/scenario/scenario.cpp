@@ -1,6 +1,7 @@
 #include "harness/scenario/scenario.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -343,6 +344,33 @@ void parse_precision(Checker& c, const json& v, Precision& p) {
   }
 }
 
+// The prompts of answers.file: a JSON array of non-empty strings.
+void read_answer_prompts(Checker& c, const std::string& source, Answers& a) {
+  const std::filesystem::path path = std::filesystem::path(source).parent_path() / a.file;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    c.problem("answers.file",
+              fmt::format("'{}' is not a readable file (looked for {})", a.file, path.string()));
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  const json list = json::parse(in, nullptr, false, /*ignore_comments=*/true);
+  if (!list.is_array() || list.empty() || list.size() > 256) {
+    c.problem("answers.file", fmt::format("'{}': expected a JSON array of 1 to 256 prompts "
+                                          "(strings)",
+                                          a.file));
+    return;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty()) {
+      c.problem("answers.file", fmt::format("'{}' [{}]: expected a non-empty string", a.file, i));
+      return;
+    }
+    a.texts.push_back(list[i].get<std::string>());
+  }
+  a.prompts = static_cast<int>(a.texts.size());
+}
+
 void parse_answers(Checker& c, const json& v, Answers& a) {
   if (!v.is_object()) {
     c.problem("answers", fmt::format("expected an object like {{\"prompts\": 16, \"tokens\": "
@@ -350,8 +378,17 @@ void parse_answers(Checker& c, const json& v, Answers& a) {
                                      Checker::describe(v)));
     return;
   }
-  c.keys(v, "answers", {"prompts", "prompt_tokens", "tokens", "top_k", "reference"});
-  if (!v.contains("prompts")) {
+  c.keys(v, "answers", {"prompts", "prompt_tokens", "tokens", "top_k", "reference", "file"});
+  if (v.contains("file")) {
+    a.file = c.string(v["file"], "answers.file", false).value_or("");
+    if (v.contains("prompts") || v.contains("prompt_tokens")) {
+      c.problem("answers.file",
+                "the file's prompts are sent as they are: give 'file' or 'prompts' and "
+                "'prompt_tokens', not both");
+    } else if (!a.file.empty()) {
+      read_answer_prompts(c, c.source(), a);
+    }
+  } else if (!v.contains("prompts")) {
     c.problem("answers.prompts", "missing: how many prompts each block answers, 1 to 256");
   } else {
     a.prompts = c.integer(v["prompts"], "answers.prompts", 1, 256).value_or(0);
@@ -683,6 +720,7 @@ json to_json(const Scenario& s) {
   detail::add_variants_and_gate(s, out);
   if (s.answers.active()) {
     out["answers"] = {{"prompts", s.answers.prompts},
+                      {"file", s.answers.file},
                       {"prompt_tokens", s.answers.prompt_tokens},
                       {"tokens", s.answers.tokens},
                       {"top_k", s.answers.top_k},

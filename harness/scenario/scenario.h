@@ -99,6 +99,10 @@ struct Answers {
   int tokens = 64;
   int top_k = 10;
   std::string reference = "f16";
+  // "file": the user's own prompts (a JSON array of strings, the path relative to the scenario
+  // file), sent as they are instead of generated ones; `prompts` is then their number.
+  std::string file;
+  std::vector<std::string> texts;
   bool active() const { return prompts > 0; }
 };
 

@@ -1,7 +1,10 @@
 // The OpenAI- and Anthropic-compatible kinds in scenarios: kind, endpoint and what an attached
 // server of these kinds cannot vary; every shipped scenario parses.
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -144,6 +147,37 @@ TEST(Answers, ParsedAndRefusedWhereTheyCannotCompare) {
   EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256],
                                "cache_type": ["f16", "q8_0"]}, "answers": {"prompts": 4, "top_k": 50}})"),
               HasSubstr("answers.top_k"));
+}
+
+// The user's own prompts: a JSON array of strings beside the scenario.
+TEST(Answers, PromptsFromAFileBesideTheScenario) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kvbench-answers-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "mine.json") << R"(["What is 2 + 2?", "Name a colour."])";
+  std::ofstream(dir / "bad.json") << R"(["ok", 3])";
+  const std::string source = (dir / "s.json").string();
+  const std::string head = R"({"name": "x", "factors": {"prompt_tokens": [256],
+      "cache_type": ["f16", "q8_0"]}, "answers": )";
+  const auto s = parse_scenario(head + R"({"file": "mine.json", "tokens": 8}})", source);
+  EXPECT_EQ(s.answers.prompts, 2);
+  ASSERT_EQ(s.answers.texts.size(), 2U);
+  EXPECT_EQ(s.answers.texts[1], "Name a colour.");
+  EXPECT_EQ(s.resolved["answers"]["file"], "mine.json");
+  const auto error = [&](const std::string& answers) {
+    try {
+      parse_scenario(head + answers + "}", source);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error(R"({"file": "bad.json"})"),
+              HasSubstr("'bad.json' [1]: expected a non-empty string"));
+  EXPECT_THAT(error(R"({"file": "none.json"})"), HasSubstr("'none.json' is not a readable file"));
+  EXPECT_THAT(error(R"({"file": "mine.json", "prompts": 4})"),
+              HasSubstr("give 'file' or 'prompts'"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CompatKinds, EveryShippedScenarioParses) {
