@@ -70,16 +70,40 @@ AnswerComparison compare_answers(const std::vector<int>& ref_ids,
   return c;
 }
 
+AnswerComparison compare_texts(const std::string& ref, const std::string& text) {
+  AnswerComparison c;
+  c.positions = static_cast<int>(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const bool same = i < text.size() && text[i] == ref[i];
+    c.identical += same ? 1 : 0;
+    if (!same && !c.first_diff) {
+      c.first_diff = static_cast<int>(i);
+    }
+  }
+  if (!c.first_diff && text.size() > ref.size()) {
+    c.first_diff = static_cast<int>(ref.size());
+  }
+  return c;
+}
+
 namespace {
 
 struct Answered {
   std::vector<int> ids;
   std::vector<TopList> top;
+  bool text_only = false;
+  std::string text;
   bool ok = false;
 };
 
 Answered answered_from(const json& line) {
   Answered a;
+  if (!line.contains("error") && line.contains("text") && line["text"].is_string()) {
+    a.text_only = true;
+    a.text = line["text"].get<std::string>();
+    a.ok = true;
+    return a;
+  }
   if (line.contains("error") || !line.contains("ids") || !line["ids"].is_array()) {
     return a;
   }
@@ -130,7 +154,11 @@ TypeAgreement agreement(const std::string& type, const Group& g, const ByPrompt&
       ++t.missing;
       continue;
     }
-    const auto c = compare_answers(r->second.ids, r->second.top, o->second.ids, o->second.top);
+    const bool by_text = r->second.text_only || o->second.text_only;
+    t.text_only = t.text_only || by_text;
+    const auto c =
+        by_text ? compare_texts(r->second.text, o->second.text)
+                : compare_answers(r->second.ids, r->second.top, o->second.ids, o->second.top);
     ++t.prompts;
     share += c.positions > 0 ? static_cast<double>(c.identical) / c.positions : 1.0;
     if (!c.first_diff) {
@@ -174,6 +202,7 @@ std::vector<TypeAgreement> pooled(const std::vector<TypeAgreement>& all) {
     TypeAgreement p = list.front();
     if (list.size() > 1) {
       p = TypeAgreement{};
+      p.text_only = list.front().text_only;
       p.cache_type = std::get<0>(key);
       p.num_ctx = std::get<1>(key);
       p.variant = std::get<2>(key);
@@ -220,6 +249,7 @@ json optional_number(const std::optional<double>& v) {
 
 json agreement_json(const TypeAgreement& t) {
   return {{"cache_type", t.cache_type},
+          {"text_only", t.text_only},
           {"num_ctx", t.num_ctx},
           {"variant", t.variant},
           {"prompts", t.prompts},

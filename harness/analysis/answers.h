@@ -38,8 +38,13 @@ AnswerComparison compare_answers(const std::vector<int>& ref_ids,
                                  const std::vector<TopList>& ref_top, const std::vector<int>& ids,
                                  const std::vector<TopList>& top);
 
+// Two text-only answers (a server that gives no token ids): the same comparison by bytes, with
+// no margin or divergence. Pure.
+AnswerComparison compare_texts(const std::string& ref, const std::string& text);
+
 // Every prompt of one cache type (num_ctx, variant) against the reference.
 struct TypeAgreement {
+  bool text_only = false;  // compared by text (bytes): first difference and share are of bytes
   std::string cache_type;
   int num_ctx = 0;
   std::string variant;

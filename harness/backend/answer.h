@@ -16,6 +16,10 @@
 namespace kvbench::backend {
 
 struct Answer {
+  // Text only (a server that gives no token ids, e.g. Ollama's /api/generate): `text` is the
+  // answer and `ids` and `top` are empty.
+  bool text_only = false;
+  std::string text;
   std::vector<int> ids;  // the generated tokens
   // Per generated position: the top tokens (id, log-probability), most likely first.
   std::vector<std::vector<std::pair<int, double>>> top;

@@ -55,6 +55,28 @@ OllamaReply OllamaBackend::generate_once(std::string_view prompt, int num_predic
               milliseconds(600000));
 }
 
+Answer OllamaBackend::answer_text(const std::string& prompt, const AnswerSpec& spec) {
+  nlohmann::json body = probe_body(prompt, spec.tokens, target_);
+  body["options"]["seed"] = spec.seed;
+  body["options"]["top_k"] = 1;
+  const auto r = call("POST", "/api/generate", body.dump(), milliseconds(600000));
+  Answer a;
+  a.text_only = true;
+  if (!r.ok()) {
+    a.error = r.error.empty() ? "the answer request failed" : r.error;
+  } else if (!r.body.contains("response") || !r.body["response"].is_string()) {
+    a.error = "the answer has no \"response\" text";
+  } else {
+    a.text = r.body["response"].get<std::string>();
+  }
+  return a;
+}
+
+OllamaReply OllamaBackend::unload() {
+  const nlohmann::json body = {{"model", target_.model}, {"keep_alive", 0}};
+  return call("POST", "/api/generate", body.dump(), milliseconds(60000));
+}
+
 const TokenCalibration& OllamaBackend::calibrate(const std::vector<std::string>& probe_texts) {
   std::vector<std::pair<std::size_t, int>> points;
   for (const auto& text : probe_texts) {

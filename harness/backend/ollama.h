@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/backend/answer.h"
 #include "harness/backend/backend.h"
 #include "harness/core/clock.h"
 #include "harness/gguf/model_shape.h"
@@ -166,6 +167,11 @@ class OllamaBackend final : public Backend {
   OllamaReply ps();
   // A non-streamed generate of `prompt` (num_predict tokens) with the target's num_ctx.
   OllamaReply generate_once(std::string_view prompt, int num_predict);
+  // A greedy answer, text only (/api/generate not streamed: temperature 0, top_k 1, the seed,
+  // `spec.tokens` predicted); never throws, a failure is an Answer with an error.
+  Answer answer_text(const std::string& prompt, const AnswerSpec& spec);
+  // Unloads the model (keep_alive 0): the next request loads it into a fresh runner.
+  OllamaReply unload();
   // Sends each probe text (one word generated), fits and keeps the calibration. Throws
   // kvbench::Error naming the server's answer when a probe fails or reports no count.
   const TokenCalibration& calibrate(const std::vector<std::string>& probe_texts);

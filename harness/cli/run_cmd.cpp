@@ -57,13 +57,22 @@ void setup_run_command(CLI::App& app, int& exit_code) {
       summary = servers::run_scenario(s, ro);
     }
     auto loaded = results::load_run(summary.run_dir);
-    report::write_markdown(std::cout,
-                           report::build_report(std::move(loaded.run), std::move(loaded.calls),
-                                                std::move(loaded.warnings), loaded.answers));
+    const auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
+                                             std::move(loaded.warnings), loaded.answers);
+    report::write_markdown(std::cout, report);
     std::cout << "\nresults: " << summary.run_dir.string() << "\n";
     if (!summary.complete) {
       fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
       exit_code = process::stop_requested() ? 128 + process::stop_signal() : 1;
+      return;
+    }
+    // A failing server is a measurement, but a run short of its plan does not pass as one.
+    const auto short_of_plan = report::shortfalls(report);
+    for (const auto& why : short_of_plan) {
+      fmt::print(stderr, "kvbench run: {}\n", why);
+    }
+    if (!short_of_plan.empty()) {
+      exit_code = 3;
     }
   });
 }

@@ -77,8 +77,8 @@ nlohmann::json lab_scenario_json(const Lab& lab, const LabOptions& options) {
   if (!options.kind.empty()) {
     server["kind"] = options.kind;
   }
-  // The answers compare cache types on a managed llama-server: not on Ollama, not attached.
-  if (j.contains("answers") && (server.value("kind", "") == "ollama" || !options.url.empty())) {
+  // The answers compare cache types on a managed server: not on an attached one.
+  if (j.contains("answers") && !options.url.empty()) {
     j.erase("answers");
   }
   if (!options.model.empty()) {

@@ -145,6 +145,35 @@ void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSum
 
 }  // namespace
 
+std::vector<std::string> shortfalls(const RunReport& report) {
+  std::vector<std::string> out;
+  for (const auto& b : report.run.blocks) {
+    if (b.error) {
+      out.push_back(fmt::format("block {} (num_ctx {}, {}{}) never started: {}", b.index, b.num_ctx,
+                                b.cache_type, b.variant.empty() ? "" : ", " + b.variant, *b.error));
+    }
+  }
+  int timed = 0;
+  int failed = 0;
+  for (const auto& r : report.calls) {
+    if (r.kind == CallKind::timed) {
+      ++timed;
+      failed += r.ok() ? 0 : 1;
+    }
+  }
+  if (timed > 0 && failed == timed) {
+    out.push_back(fmt::format("all {} timed calls failed: nothing was measured", timed));
+  } else if (timed > 0 && static_cast<double>(failed) > 0.10 * timed) {
+    out.push_back(
+        fmt::format("{} of {} timed calls failed ({:.0f} %, more than the 10 % the "
+                    "validity rules allow)",
+                    failed, timed, 100.0 * failed / timed));
+  } else if (timed == 0 && !report.calls.empty()) {
+    out.push_back("no timed call was recorded: nothing was measured");
+  }
+  return out;
+}
+
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings, const std::vector<json>& answers) {
   RunReport r;
@@ -261,12 +290,23 @@ void write_answers_markdown(std::ostream& out, const RunReport& report) {
       costs += fmt::format("decode {:+.1f} % (median), ", 100 * (dec / dec_ref - 1));
     }
     std::string where;
+    const char* unit = t.text_only ? "byte" : "token";
     if (t.identical_answers < t.prompts) {
-      where = fmt::format(", first difference at token {} on average",
+      where = fmt::format(", first difference at {} {} on average", unit,
                           answers_or_dash(t.mean_first_diff, "{:.0f}"));
       if (t.mean_margin) {
         where += fmt::format(", {}'s top-1 margin there {:.3g}", a.reference, *t.mean_margin);
       }
+    }
+    if (t.text_only) {
+      out << fmt::format(
+          "- **{}** (num_ctx {}{}): {}greedy answers identical to {} in {} of {} "
+          "prompts{}; {:.1f} % of bytes the same (text only: this server gives no "
+          "token ids or probabilities){}.\n",
+          t.cache_type, t.num_ctx, t.variant.empty() ? "" : ", " + t.variant, costs, a.reference,
+          t.identical_answers, t.prompts, where, 100 * t.identical_share,
+          t.missing > 0 ? fmt::format(" ({} prompts without an answer)", t.missing) : "");
+      continue;
     }
     out << fmt::format(
         "- **{}** (num_ctx {}{}): {}greedy answers identical to {} in {} of {} "
@@ -369,6 +409,9 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   }
   out << fmt::format("- calls: {} recorded, {} failed, {} flagged\n", calls.size(), failed,
                      flagged);
+  for (const auto& why : shortfalls(report)) {
+    out << "- short of the plan: " << why << "\n";
+  }
   for (const auto& w : report.warnings) {
     out << "- warning: " << w << "\n";
   }

@@ -46,6 +46,11 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings,
                        const std::vector<nlohmann::json>& answers = {});
 
+// Why a finished run did not measure what it planned, one sentence each (empty: nothing to say):
+// a block whose server never started, failed timed calls above the validity limit (10 %), or no
+// timed call that succeeded. `kvbench run` exits 3 when there is one; the report lists them.
+std::vector<std::string> shortfalls(const RunReport& report);
+
 // The whole report in Markdown: the run, the condition table, the prompt cache, effects,
 // concurrency, memory and prefix reuse.
 void write_markdown(std::ostream& out, const RunReport& report);

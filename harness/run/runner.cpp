@@ -332,6 +332,8 @@ void Runner::run_answers(BlockServer& server, const plan::Block& block, bool sec
                  {"prompt", i}};
     if (!a.ok()) {
       line["error"] = a.error;
+    } else if (a.text_only) {
+      line["text"] = a.text;
     } else {
       json top = json::array();
       for (const auto& position : a.top) {

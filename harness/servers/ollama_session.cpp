@@ -135,16 +135,38 @@ namespace {
 
 class OllamaBlock final : public run::BlockServer {
  public:
-  OllamaBlock(OllamaSession& session, backend::OllamaBackend& be) : session_(session), be_(be) {}
-  backend::Backend& backend() override { return be_; }
+  OllamaBlock(OllamaSession& session, backend::OllamaBackend& be, plan::Block block,
+              fs::path run_dir)
+      : session_(session), be_(&be), block_(std::move(block)), run_dir_(std::move(run_dir)) {}
+  backend::Backend& backend() override { return *be_; }
   bool died(results::ServerRestart&) override { return false; }
   bool restart(results::ServerRestart&) override { return false; }
   void after_call(const plan::PlannedCall&) override {}
-  void close(results::BlockInfo& info) override { session_.close_block(info); }
+  void close(results::BlockInfo& info) override {
+    session_.close_block(info);
+    be_ = nullptr;  // gone with the block
+  }
+  // Text only: Ollama's /api/generate gives no token ids.
+  std::vector<backend::Answer> answers(const std::vector<std::string>& prompts,
+                                       const backend::AnswerSpec& spec,
+                                       bool second_start) override {
+    if (second_start) {
+      return session_.answers_on_second_start(block_, run_dir_, prompts, spec);
+    }
+    std::vector<backend::Answer> out;
+    if (be_ != nullptr) {
+      for (const auto& p : prompts) {
+        out.push_back(be_->answer_text(p, spec));
+      }
+    }
+    return out;
+  }
 
  private:
   OllamaSession& session_;
-  backend::OllamaBackend& be_;
+  backend::OllamaBackend* be_;
+  plan::Block block_;
+  fs::path run_dir_;
 };
 
 }  // namespace
@@ -153,7 +175,7 @@ std::unique_ptr<run::BlockServer> OllamaSession::open(const plan::Block& block,
                                                       const fs::path& run_dir,
                                                       results::BlockInfo& info) {
   try {
-    return std::make_unique<OllamaBlock>(*this, open_block(block, run_dir, info));
+    return std::make_unique<OllamaBlock>(*this, open_block(block, run_dir, info), block, run_dir);
   } catch (const Error&) {
     close_block(info);
     throw;
@@ -287,6 +309,42 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
     info["calibration"] = calibration_->to_json();
   }
   return *backend_;
+}
+
+std::vector<backend::Answer> OllamaSession::answers_on_second_start(
+    const plan::Block& block, const fs::path& run_dir, const std::vector<std::string>& prompts,
+    const backend::AnswerSpec& spec) {
+  std::vector<backend::Answer> out;
+  std::unique_ptr<backend::ManagedServer> fresh;
+  std::string url = s_.server.url;
+  try {
+    if (s_.server.managed()) {
+      results::BlockInfo scratch;
+      fresh =
+          start_server(block.config.cache_type, block.config.slots,
+                       run_dir / fmt::format("server-block{}-answers.log", block.index), scratch);
+      url = fresh->url();
+    }
+  } catch (const Error& e) {
+    out.resize(prompts.size());
+    for (auto& a : out) {
+      a.text_only = true;
+      a.error = fmt::format("the second start did not answer: {}", e.what());
+    }
+    return out;
+  }
+  backend::OllamaBackend be(transport_, url,
+                            backend::OllamaTarget{s_.server.model, block.config.num_ctx});
+  if (!fresh) {
+    be.unload();  // attached: the next request loads the model into a fresh runner
+  }
+  for (const auto& p : prompts) {
+    out.push_back(be.answer_text(p, spec));
+  }
+  if (fresh) {
+    fresh->stop();
+  }
+  return out;
 }
 
 void OllamaSession::close_block(results::BlockInfo& block_info) {

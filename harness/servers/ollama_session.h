@@ -69,6 +69,14 @@ class OllamaSession final : public run::ServerSession {
   // Records /api/ps (and a managed server's memory) at the end and stops a managed server.
   void close_block(results::BlockInfo& info);
 
+  // The answers experiment's control for `block`, after close_block: a fresh `ollama serve` of
+  // the block's configuration where managed (its log server-block<N>-answers.log), else the
+  // attached server's model unloaded so a fresh runner loads it; each prompt answered as text.
+  std::vector<backend::Answer> answers_on_second_start(const plan::Block& block,
+                                                       const std::filesystem::path& run_dir,
+                                                       const std::vector<std::string>& prompts,
+                                                       const backend::AnswerSpec& spec);
+
  private:
   std::unique_ptr<backend::ManagedServer> start_server(const std::string& cache_type,
                                                        int num_parallel,

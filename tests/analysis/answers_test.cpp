@@ -127,5 +127,34 @@ TEST(AnswerAgreement, EachTypeAgainstTheReferenceWithTheControl) {
   EXPECT_FALSE(none.deterministic);
 }
 
+// Text-only answers (Ollama): compared by bytes, with no margin or divergence.
+TEST(AnswerAgreement, TextOnlyAnswersAreComparedByBytes) {
+  const auto c = compare_texts("the cat sat", "the cap sat");
+  EXPECT_EQ(c.positions, 11);
+  EXPECT_EQ(c.identical, 10);
+  EXPECT_EQ(*c.first_diff, 6);
+  EXPECT_FALSE(c.margin);
+  EXPECT_FALSE(c.divergence);
+  EXPECT_FALSE(compare_texts("same", "same").first_diff);
+  EXPECT_EQ(*compare_texts("same", "same and more").first_diff, 4);
+
+  const auto text = [](int block, int start, const std::string& type, int prompt,
+                       const std::string& t) {
+    return json{{"block", block},  {"replica", 0},  {"start", start},   {"cache_type", type},
+                {"num_ctx", 1024}, {"variant", ""}, {"prompt", prompt}, {"text", t}};
+  };
+  const auto r = analyze_answers({text(0, 1, "f16", 0, "a b c"), text(0, 2, "f16", 0, "a b c"),
+                                  text(1, 1, "q8_0", 0, "a b d")},
+                                 "f16");
+  EXPECT_TRUE(r.deterministic);
+  ASSERT_EQ(r.types.size(), 1U);
+  EXPECT_TRUE(r.types[0].text_only);
+  EXPECT_EQ(r.types[0].identical_answers, 0);
+  EXPECT_NEAR(*r.types[0].mean_first_diff, 4.0, 1e-12);
+  EXPECT_NEAR(r.types[0].identical_share, 0.8, 1e-12);
+  EXPECT_FALSE(r.types[0].mean_margin);
+  EXPECT_EQ(r.to_json()["types"][0]["text_only"], true);
+}
+
 }  // namespace
 }  // namespace kvbench::analysis

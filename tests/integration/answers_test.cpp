@@ -103,5 +103,47 @@ TEST(Answers, CacheTypesAnswerTheSamePromptsBesideTheControl) {
   }
 }
 
+// On a managed `ollama serve` (the fixture) the answers are text only: compared by bytes, with
+// the control on a second start; the fixture's quantized cache changes the answers to prompts
+// of an odd number of bytes from their third word on.
+TEST(Answers, OllamaAnswersAreComparedAsText) {
+  const fs::path dir = fresh_dir("answers-ollama");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "answers-ollama",
+    "server": {"kind": "ollama", "model": "synthetic-small"},
+    "factors": {"prompt_tokens": [64], "num_ctx": [2048], "cache_type": ["f16", "q8_0"]},
+    "repeats": 1, "max_tokens": 4, "warmup": 0,
+    "answers": {"prompts": 6, "prompt_tokens": 64, "tokens": 12}})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q",
+                              "--server-bin", KVBENCH_OLLAMA_FIXTURE},
+                             300, {{"OLLAMA_FIXTURE_QUANT_DRIFT", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path run_dir = only_run_dir(dir / "runs");
+  const auto lines = read_lines(run_dir / "answers.jsonl");
+  ASSERT_EQ(lines.size(), 18U);
+  std::map<std::pair<std::string, int>, std::vector<std::string>> texts;
+  for (const auto& l : lines) {
+    ASSERT_TRUE(l.contains("text")) << l.dump();
+    EXPECT_FALSE(l.contains("ids"));
+    texts[{l["cache_type"].get<std::string>(), l["start"].get<int>()}].push_back(l["text"]);
+  }
+  const auto f16 = texts[std::pair<std::string, int>{"f16", 1}];
+  EXPECT_EQ(f16, (texts[std::pair<std::string, int>{"f16", 2}])) << "the control agrees";
+  const auto q8 = texts[std::pair<std::string, int>{"q8_0", 1}];
+  int identical = 0;
+  for (std::size_t i = 0; i < f16.size(); ++i) {
+    identical += f16[i] == q8[i] ? 1 : 0;
+  }
+  const auto rep = run_kvbench({"report", run_dir.string(), "--json", (dir / "r.json").string()});
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("Control: f16 on a second server start gave the same answers"));
+  EXPECT_THAT(rep.out, HasSubstr(fmt::format("greedy answers identical to f16 in {} of 6 prompts",
+                                             identical)));
+  EXPECT_THAT(rep.out, HasSubstr("text only: this server gives no token ids or probabilities"));
+  const auto a = read_json(dir / "r.json")["answers"];
+  EXPECT_EQ(a["types"][0]["text_only"], true);
+  EXPECT_EQ(a["types"][0]["identical_answers"], identical);
+  EXPECT_LT(identical, 6) << "the fixture's drift shows";
+}
+
 }  // namespace
 }  // namespace kvbench::itest

@@ -254,7 +254,9 @@ TEST(HostedShapes, OpenAiStyleApiWithoutTokenizerIsMeasuredAndRefusalsRecorded) 
     "factors": {"prompt_tokens": [1100, 2048], "num_ctx": 8192}, "repeats": 2, "max_tokens": 8})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"}, 600,
                              {{"KVBENCH_TEST_HOSTED_KEY", secret}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One of four timed calls refused: recorded, and more than the 10 % a run may lose.
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("kvbench run: 1 of 4 timed calls failed (25 %"));
   const auto run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");
   EXPECT_EQ(run["server"]["llama_server"], false);
@@ -400,7 +402,9 @@ TEST(HostedShapes, AnthropicStyleApiCountsTokensAndRecordsOverload) {
     "factors": {"prompt_tokens": [300, 900], "num_ctx": 8192}, "repeats": 2, "max_tokens": 8})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"}, 600,
                              {{"KVBENCH_TEST_HOSTED_KEY", secret}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The overloaded call is one of four timed ones: more than a run may lose.
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("1 of 4 timed calls failed"));
   int overloaded = 0;
   for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
     if (c.outcome == kvbench::Outcome::server_error) {

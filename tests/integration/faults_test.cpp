@@ -191,7 +191,12 @@ TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
                        {"max_tokens", 4}};
   const std::string scenario = write_file(dir, "s.json", sc.dump());
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
-  EXPECT_EQ(r.exit_code, 0) << "a server that fails to start is a measurement: " << r.err;
+  // A server that fails to start is a measurement, but a run that measured nothing is not a pass.
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err,
+              ::testing::HasSubstr("kvbench run: block 0 (num_ctx 1024, f16) never started"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("- short of the plan: block 0 (num_ctx 1024, f16) never "
+                                          "started"));
   std::ifstream in(dir / "argv.txt");
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) {

@@ -183,7 +183,10 @@ TEST(OllamaConcurrency, FullQueueRefusesWith503AndTheRunCompletes) {
           "full", {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
           8));
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
-  ASSERT_EQ(r.exit_code, 0) << "refused calls are measurements: " << r.err;
+  // Refused calls are measurements, recorded call by call; more than 10 % of them leave the run
+  // short of its plan, which the exit code says.
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("of 8 timed calls failed"));
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");
   EXPECT_EQ(run["status"], "complete");

@@ -127,10 +127,16 @@ TEST(Answers, ParsedAndRefusedWhereTheyCannotCompare) {
   EXPECT_EQ(s.answers.reference, "f16");
   EXPECT_EQ(s.answers.top_k, 10);
   EXPECT_EQ(s.resolved["answers"]["tokens"], 16);
-  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "ollama", "model": "m"},
+  EXPECT_TRUE(parse_scenario(R"({"name": "x", "server": {"kind": "ollama", "model": "m"},
                                "factors": {"prompt_tokens": [256], "cache_type": ["f16", "q8_0"]},
+                               "answers": {"prompts": 4}})",
+                             "s.json")
+                  .answers.active())
+      << "a managed ollama serve answers as text";
+  EXPECT_THAT(compat_error(R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1"},
+                               "factors": {"prompt_tokens": [256]},
                                "answers": {"prompts": 4}})"),
-              HasSubstr("answers: the answers are compared on a managed llama-server"));
+              HasSubstr("answers: the answers are compared on a managed server"));
   EXPECT_THAT(compat_error(R"({"name": "x", "factors": {"prompt_tokens": [256]},
                                "answers": {"prompts": 4}})"),
               HasSubstr("factors.cache_type: the answers compare cache types"));
