@@ -163,11 +163,12 @@ LabOutcome evaluate_cache_type(const report::RunReport& run) {
                            : "the f16 control did not agree: the server is not deterministic here";
     out.notes.push_back(fmt::format(
         "Beyond the lesson: greedy answers under q8_0 identical to f16's in {} of {} prompts "
-        "({:.1f} % of tokens the same){}; {}",
+        "({:.1f} % of {} the same){}; {}",
         t.identical_answers, t.prompts, 100 * t.identical_share,
-        t.mean_first_diff
-            ? fmt::format(", first difference at token {:.0f} on average", *t.mean_first_diff)
-            : "",
+        t.text_only ? "bytes (text only)" : "tokens",
+        t.mean_first_diff ? fmt::format(", first difference at {} {:.0f} on average",
+                                        t.text_only ? "byte" : "token", *t.mean_first_diff)
+                          : "",
         control));
     out.numbers["answers_identical"] = t.identical_answers;
     out.numbers["answers_prompts"] = t.prompts;
