@@ -2,6 +2,8 @@
 // "// expect: <text>"; kvbench must refuse it with exit code 2, a message containing that text
 // and the file's name, start no server and create no results folder.
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -49,6 +51,30 @@ TEST(BadInput, EveryBadScenarioExitsTwoWithItsMessageAndWritesNothing) {
     EXPECT_TRUE(r.out.empty()) << file.filename();
     // A secret planted in a URL (a password, a query key) is never echoed.
     EXPECT_EQ(r.err.find("planted"), std::string::npos) << file.filename() << ": " << r.err;
+  }
+}
+
+// A scenario is read only from a regular file of at most 1 MiB (or - for standard input): a FIFO
+// or a folder is refused at once instead of read forever.
+TEST(BadInput, OnlyARegularFileOfBoundedSizeIsRead) {
+  const fs::path dir = fresh_dir("bad-file");
+  const fs::path fifo = dir / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path big = dir / "big.json";
+  {
+    std::ofstream out(big);
+    out << R"({"name": "x", "description": ")" << std::string(1100000, 'a')
+        << R"(", "factors": {"prompt_tokens": [64]}})";
+  }
+  for (const auto& [file, expected] : std::vector<std::pair<fs::path, std::string>>{
+           {fifo, "not a regular file (a folder, FIFO or device)"},
+           {dir, "not a regular file"},
+           {big, "a scenario file is at most 1 MiB"},
+           {dir / "none.json", "cannot read the scenario file (no such file)"}}) {
+    const auto r = run_kvbench({"run", file.string(), "--results", (dir / "runs").string()}, 30);
+    EXPECT_EQ(r.exit_code, 2) << file << ": " << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr(expected)) << file;
+    EXPECT_FALSE(fs::exists(dir / "runs"));
   }
 }
 

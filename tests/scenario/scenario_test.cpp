@@ -251,6 +251,30 @@ TEST(Locate, StopsAtAStrayCharacterInAnArray) {
   EXPECT_EQ(value_lines("[/]").size(), 2U);
 }
 
+// Every key given twice in one object, anywhere, with the lines of both; the same key in two
+// objects is no duplicate, and keys inside strings or comments are not keys.
+TEST(ScenarioLocate, DuplicateKeysAnywhereWithBothLines) {
+  const auto d = duplicate_keys(R"({
+  "name": "x", // "name": "in a comment"
+  "note": "\"name\": in a string",
+  "factors": {"prompt_tokens": [1], "num_ctx": [2]},
+  "probes": {"prompt_tokens": 3},
+  "variants": [{"name": "a"}, {"name": "b",
+                "server": {"args": [], "args": ["x"]}}],
+  "name": "y"
+})");
+  ASSERT_EQ(d.size(), 2U);
+  EXPECT_EQ(d[0].path, "variants[1].server.args");
+  EXPECT_EQ(d[0].first_line, 7);
+  EXPECT_EQ(d[0].second_line, 7);
+  EXPECT_EQ(d[1].path, "name");
+  EXPECT_EQ(d[1].first_line, 2);
+  EXPECT_EQ(d[1].second_line, 8);
+  EXPECT_TRUE(duplicate_keys(R"({"a": {"b": 1}, "c": {"b": 2}})").empty());
+  EXPECT_TRUE(duplicate_keys(R"({"a": "\u0062", "\u0062": 1, "b": 2})").size() == 1U)
+      << "escapes decoded: \\u0062 is b";
+}
+
 TEST(Scenario, ProblemsNameTheirLine) {
   try {
     parse_scenario(
