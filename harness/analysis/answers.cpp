@@ -34,21 +34,33 @@ double top_k_total_variation(const TopList& a, const TopList& b) {
   return std::min(1.0, 0.5 * total);
 }
 
-AnswerComparison compare_answers(const std::vector<int>& ref_ids,
-                                 const std::vector<TopList>& ref_top, const std::vector<int>& ids,
-                                 const std::vector<TopList>& top) {
+namespace {
+
+// Position by position against the reference: how many agree, and where the first does not (a
+// missing or an extra element is a difference).
+template <typename Seq>
+AnswerComparison compare_positions(const Seq& ref, const Seq& other) {
   AnswerComparison c;
-  c.positions = static_cast<int>(ref_ids.size());
-  for (std::size_t i = 0; i < ref_ids.size(); ++i) {
-    const bool same = i < ids.size() && ids[i] == ref_ids[i];
+  c.positions = static_cast<int>(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const bool same = i < other.size() && other[i] == ref[i];
     c.identical += same ? 1 : 0;
     if (!same && !c.first_diff) {
       c.first_diff = static_cast<int>(i);
     }
   }
-  if (!c.first_diff && ids.size() > ref_ids.size()) {
-    c.first_diff = static_cast<int>(ref_ids.size());
+  if (!c.first_diff && other.size() > ref.size()) {
+    c.first_diff = static_cast<int>(ref.size());
   }
+  return c;
+}
+
+}  // namespace
+
+AnswerComparison compare_answers(const std::vector<int>& ref_ids,
+                                 const std::vector<TopList>& ref_top, const std::vector<int>& ids,
+                                 const std::vector<TopList>& top) {
+  AnswerComparison c = compare_positions(ref_ids, ids);
   if (c.first_diff && static_cast<std::size_t>(*c.first_diff) < ref_top.size()) {
     TopList at = ref_top[static_cast<std::size_t>(*c.first_diff)];
     std::sort(at.begin(), at.end(),
@@ -71,19 +83,7 @@ AnswerComparison compare_answers(const std::vector<int>& ref_ids,
 }
 
 AnswerComparison compare_texts(const std::string& ref, const std::string& text) {
-  AnswerComparison c;
-  c.positions = static_cast<int>(ref.size());
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const bool same = i < text.size() && text[i] == ref[i];
-    c.identical += same ? 1 : 0;
-    if (!same && !c.first_diff) {
-      c.first_diff = static_cast<int>(i);
-    }
-  }
-  if (!c.first_diff && text.size() > ref.size()) {
-    c.first_diff = static_cast<int>(ref.size());
-  }
-  return c;
+  return compare_positions(ref, text);
 }
 
 namespace {

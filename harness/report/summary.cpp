@@ -12,6 +12,7 @@
 #include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
+#include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
 
@@ -220,17 +221,14 @@ double median_decode(const std::vector<CallRecord>& calls, const std::string& ty
       v.push_back(*r.client.decode_tps);
     }
   }
-  if (v.empty()) {
-    return 0;
-  }
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  return v.empty() ? 0 : stats::median(v);
 }
 
 std::string answers_or_dash(const std::optional<double>& v, const char* spec) {
   return v ? fmt::format(fmt::runtime(spec), *v) : "-";
 }
+
+void write_answer_types(std::ostream& out, const RunReport& report);
 
 void write_answers_markdown(std::ostream& out, const RunReport& report) {
   const auto& a = report.answers;
@@ -253,16 +251,6 @@ void write_answers_markdown(std::ostream& out, const RunReport& report) {
         "Control: none ran ({} on a second server start), so a difference below "
         "may be the server's own.\n\n",
         a.reference);
-  } else if (a.deterministic) {
-    int prompts = 0;
-    for (const auto& c : a.controls) {
-      prompts += c.prompts;
-    }
-    out << fmt::format(
-        "Control: {} on a second server start gave the same answers, token for token, in {} of "
-        "{} prompts: the server is deterministic here, so a difference below is the cache "
-        "type's.\n\n",
-        a.reference, prompts, prompts);
   } else {
     int prompts = 0;
     int same = 0;
@@ -270,12 +258,27 @@ void write_answers_markdown(std::ostream& out, const RunReport& report) {
       prompts += c.prompts + c.missing;
       same += c.identical_answers;
     }
+    if (a.deterministic) {
+      out << fmt::format(
+          "Control: {} on a second server start gave the same answers, token for token, in {} "
+          "of {} prompts: the server is deterministic here, so a difference below is the cache "
+          "type's.\n\n",
+          a.reference, same, prompts);
+      write_answer_types(out, report);
+      return;
+    }
     out << fmt::format(
         "Control: {} on a second server start gave the same answers in only {} of {} prompts: "
         "the server is not deterministic here, so the differences below cannot be laid to the "
         "cache type.\n\n",
         a.reference, same, prompts);
   }
+  write_answer_types(out, report);
+}
+
+// One line per cache type against the reference, beside its KV bytes and decode rate.
+void write_answer_types(std::ostream& out, const RunReport& report) {
+  const auto& a = report.answers;
   for (const auto& t : a.types) {
     const double kv = kv_bytes_per_token(report.run, t.cache_type, t.num_ctx, t.variant);
     const double kv_ref = kv_bytes_per_token(report.run, a.reference, t.num_ctx, t.variant);
