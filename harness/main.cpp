@@ -8,6 +8,8 @@
 #include "harness/cli/model_cmd.h"
 #include "harness/core/error.h"
 #include "harness/core/version.h"
+#include "harness/http/transport.h"
+#include "harness/process/signals.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        fmt::format("kvbench {} ({})", kvbench::kVersion, kvbench::kGitRevision));
   app.require_subcommand(1);
+  // A call in flight ends as soon as Ctrl-C (or SIGTERM, SIGHUP) has arrived.
+  kvbench::http::set_interrupt_check(&kvbench::process::stop_requested);
   int exit_code = 0;
   kvbench::cli::setup_run_command(app, exit_code);
   kvbench::cli::setup_plan_command(app, exit_code);

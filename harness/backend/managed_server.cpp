@@ -124,6 +124,10 @@ std::unique_ptr<ManagedServer> ManagedServer::start_process(const ProcessLaunch&
                               launch.name, server->exit_description(), launch.log_path.string(),
                               log_tail(launch.log_path, 15)));
     }
+    if (http::interrupted()) {
+      server->stop();
+      throw Error(fmt::format("interrupted while {} was starting", launch.name));
+    }
     const auto res = transport.fetch(health);
     if (res.outcome == http::Outcome::ok && res.http_status == 200) {
       return server;
@@ -144,8 +148,10 @@ std::string ManagedServer::exit_description() {
   return st ? st->describe() : "stopped";
 }
 
+// A server busy with a long prompt finishes its current batch before it acts on SIGTERM; after an
+// interrupt nothing more is measured from it, so it gets a quarter of a second, not five.
 void ManagedServer::stop() {
-  child_.stop(std::chrono::milliseconds(5000));
+  child_.stop(std::chrono::milliseconds(http::interrupted() ? 250 : 5000));
 }
 
 }  // namespace kvbench::backend

@@ -71,7 +71,7 @@ class ManagedServer {
   bool running() { return child_.running(); }
   // Why it stopped, when it has ("exited with code 1", ...); empty while running.
   std::string exit_description();
-  // SIGTERM, then SIGKILL after the grace period.
+  // SIGTERM, then SIGKILL after 5 s (0.25 s once kvbench is interrupted).
   void stop();
 
  private:

@@ -141,10 +141,22 @@ int on_request_out(void* user, char* /*primary_ip*/, char* /*local_ip*/, int /*p
   return CURL_PREREQFUNC_OK;
 }
 
+// CURLOPT_XFERINFOFUNCTION: libcurl calls it while a transfer waits or moves (at least about
+// once a second); a non-zero answer ends the transfer with CURLE_ABORTED_BY_CALLBACK.
+int on_progress(void* user, curl_off_t /*dltotal*/, curl_off_t /*dlnow*/, curl_off_t /*ultotal*/,
+                curl_off_t /*ulnow*/) {
+  auto& state = *static_cast<CallState*>(user);
+  if (interrupted()) {
+    state.interrupted = true;
+    return 1;
+  }
+  return 0;
+}
+
 // A failure before the request went out means no usable connection was made; after it, the
 // response was late (timeout) or broken (stream_error).
 Outcome classify(CURLcode code, long status, bool sink_stopped, bool request_sent) {
-  if (sink_stopped) {
+  if (sink_stopped || code == CURLE_ABORTED_BY_CALLBACK) {
     return Outcome::aborted;
   }
   if (status != 0 && !is_success_status(status)) {
@@ -209,18 +221,22 @@ void set_options(CURL* easy, char* error_buffer, const Request& req, const curl_
   set_option(easy, CURLOPT_HEADERDATA, static_cast<void*>(&state));
   set_option(easy, CURLOPT_PREREQFUNCTION, static_cast<curl_prereq_callback>(&on_request_out));
   set_option(easy, CURLOPT_PREREQDATA, static_cast<void*>(&state));
+  set_option(easy, CURLOPT_NOPROGRESS, 0L);
+  set_option(easy, CURLOPT_XFERINFOFUNCTION, static_cast<curl_xferinfo_callback>(&on_progress));
+  set_option(easy, CURLOPT_XFERINFODATA, static_cast<void*>(&state));
   set_method(easy, req);
 }
 
 namespace {
 
-std::string failure_message(Outcome outcome, const Result& result, CURLcode code,
+std::string failure_message(Outcome outcome, const CallState& state, CURLcode code,
                             const char* error_buffer) {
+  const Result& result = *state.result;
   switch (outcome) {
     case Outcome::ok:
       return {};
     case Outcome::aborted:
-      return "stopped by the chunk sink";
+      return state.interrupted ? std::string(kInterruptedError) : "stopped by the chunk sink";
     case Outcome::http_error:
       return error_message_from_body(result.http_status, result.body);
     default:
@@ -237,7 +253,7 @@ void finish_result(CURL* easy, CURLcode code, const CallState& state, const char
   result.times = read_times(easy);
   const bool request_sent = get_info<long>(easy, CURLINFO_REQUEST_SIZE) > 0;
   result.outcome = classify(code, result.http_status, state.sink_stopped, request_sent);
-  result.error = failure_message(result.outcome, result, code, error_buffer);
+  result.error = failure_message(result.outcome, state, code, error_buffer);
 }
 
 }  // namespace kvbench::http::curl_detail

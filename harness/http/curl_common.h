@@ -69,6 +69,7 @@ struct CallState {
   bool saw_body = false;
   bool collect = false;  // decided at the first body byte, once the status is known
   bool sink_stopped = false;
+  bool interrupted = false;  // the interrupt check ended the call (set_interrupt_check)
   std::exception_ptr sink_exception;
 };
 

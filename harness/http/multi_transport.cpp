@@ -224,7 +224,34 @@ std::size_t MultiTransport::poll(std::chrono::milliseconds max_wait) {
   multi_->wait_and_act(max_wait);
   finish_ended();
   act_and_finish();
+  if (active_ > 0 && interrupted()) {
+    interrupt_all();
+  }
   return active_;
+}
+
+// Every call still in flight ends now, as aborted: its handle leaves the multi handle (closing its
+// connection mid-response) and its Done callback hears "interrupted".
+void MultiTransport::interrupt_all() {
+  std::vector<std::unique_ptr<Transfer>> ending = std::move(busy_);
+  busy_.clear();
+  const Nanos finished = clock_.now();
+  for (auto& t : ending) {
+    curl_multi_remove_handle(multi_->get(), t->easy.get());
+    --active_;
+    t->result.finished = finished;
+    t->state.interrupted = true;
+    t->result.http_status = curl_detail::get_info<long>(t->easy.get(), CURLINFO_RESPONSE_CODE);
+    t->result.outcome = Outcome::aborted;
+    t->result.error = std::string(kInterruptedError);
+  }
+  for (auto& t : ending) {
+    Result result = std::move(t->result);
+    Done done = std::move(t->done);
+    t->sink = nullptr;
+    idle_.push_back(std::move(t));
+    done(std::move(result));
+  }
 }
 
 void MultiTransport::act_and_finish() {

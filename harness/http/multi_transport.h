@@ -32,8 +32,9 @@ class MultiTransport final : public ConcurrentTransport {
   void start(Request req, ChunkSink sink, Done done) override;
 
   // Moves every call along, waits at most `max_wait` for network activity, and calls `done` for
-  // each call that ended. Rethrows an exception thrown by a sink or a Done callback. Returns
-  // the number of calls still in flight.
+  // each call that ended. When the interrupt check (set_interrupt_check) answers true, every call
+  // still in flight ends at once as aborted, "interrupted". Rethrows an exception thrown by a sink
+  // or a Done callback. Returns the number of calls still in flight.
   std::size_t poll(std::chrono::milliseconds max_wait) override;
 
   // Calls started and not yet done.
@@ -44,6 +45,7 @@ class MultiTransport final : public ConcurrentTransport {
   class Multi;  // the CURLM handle and its epoll set, kept out of this header
   void act_and_finish();
   void finish_ended();
+  void interrupt_all();
 
   const Clock& clock_;
   std::unique_ptr<Multi> multi_;

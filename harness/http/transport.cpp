@@ -1,6 +1,7 @@
 #include "harness/http/transport.h"
 
 #include <array>
+#include <atomic>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,8 @@ constexpr std::array<std::pair<Outcome, std::string_view>, 6> kOutcomeNames{{
 }};
 
 constexpr std::size_t kMaxPlainErrorBytes = 512;
+
+std::atomic<InterruptCheck> g_interrupt_check{nullptr};
 
 std::string_view trim(std::string_view s) {
   constexpr std::string_view kSpace = " \t\r\n";
@@ -55,6 +58,15 @@ std::string message_from_json(const nlohmann::json& doc) {
 }
 
 }  // namespace
+
+void set_interrupt_check(InterruptCheck check) {
+  g_interrupt_check.store(check);
+}
+
+bool interrupted() {
+  const InterruptCheck check = g_interrupt_check.load();
+  return check != nullptr && check();
+}
 
 std::string_view to_string(Outcome outcome) {
   for (const auto& [value, name] : kOutcomeNames) {

@@ -35,8 +35,20 @@ enum class Outcome {
   timeout,        // connected, but the call outlived Request::timeout
   http_error,     // the server answered with a status outside 200..299
   stream_error,   // connected, but the response broke off or was malformed
-  aborted,        // the ChunkSink asked to stop
+  aborted,        // the ChunkSink asked to stop, or the process was interrupted
 };
+
+// A process-wide question every call in flight asks while it waits: when it answers true, the
+// call ends at once as Outcome::aborted with the error "interrupted" (CurlTransport within about a
+// second at worst, at once when the signal wakes its wait; MultiTransport at its next poll). Set
+// it once, before any call starts; null (the default) never interrupts. It must be cheap and
+// callable from any thread.
+using InterruptCheck = bool (*)();
+void set_interrupt_check(InterruptCheck check);
+// True when the check is set and answers true.
+bool interrupted();
+// The error text of a call ended by the interrupt check.
+inline constexpr std::string_view kInterruptedError = "interrupted";
 
 // "ok", "connect_error", ...: the enumerator's own name, stable for records on disk.
 std::string_view to_string(Outcome outcome);

@@ -157,7 +157,7 @@ std::vector<std::string> shortfalls(const RunReport& report) {
   int timed = 0;
   int failed = 0;
   for (const auto& r : report.calls) {
-    if (r.kind == CallKind::timed) {
+    if (r.kind == CallKind::timed && r.outcome != Outcome::aborted) {  // aborted: interrupted
       ++timed;
       failed += r.ok() ? 0 : 1;
     }
@@ -406,12 +406,20 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   }
   int failed = 0;
   int flagged = 0;
+  int aborted = 0;
   for (const auto& r : calls) {
-    failed += r.ok() ? 0 : 1;
+    aborted += r.outcome == Outcome::aborted ? 1 : 0;
+    failed += r.ok() || r.outcome == Outcome::aborted ? 0 : 1;
     flagged += r.flags.empty() ? 0 : 1;
   }
   out << fmt::format("- calls: {} recorded, {} failed, {} flagged\n", calls.size(), failed,
                      flagged);
+  if (aborted > 0) {
+    out << fmt::format(
+        "- interrupted: {} {} cut off in flight (recorded as aborted); `kvbench run --resume "
+        "RUN_DIR` repeats {} and runs the rest of the plan\n",
+        aborted, aborted == 1 ? "call was" : "calls were", aborted == 1 ? "it" : "them");
+  }
   for (const auto& why : shortfalls(report)) {
     out << "- short of the plan: " << why << "\n";
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -115,6 +116,7 @@ LoadedRun load_run(const fs::path& run_dir) {
     throw InputError(fmt::format("{}: no calls.jsonl", run_dir.string()));
   }
   std::string line;
+  std::unordered_map<int, std::size_t> aborted_at;  // seq -> index of its aborted record
   for (int n = 1; std::getline(cj, line); ++n) {
     if (line.empty()) {
       continue;
@@ -126,7 +128,22 @@ LoadedRun load_run(const fs::path& run_dir) {
       continue;
     }
     try {
-      out.calls.push_back(record_from_json(j));
+      CallRecord r = record_from_json(j);
+      // A call an interrupt aborted is repeated by --resume; the repeat takes its place.
+      const auto earlier = aborted_at.find(r.seq);
+      if (earlier != aborted_at.end()) {
+        const std::size_t at = earlier->second;
+        aborted_at.erase(earlier);
+        out.calls[at] = std::move(r);
+        if (out.calls[at].outcome == Outcome::aborted) {
+          aborted_at.emplace(out.calls[at].seq, at);
+        }
+        continue;
+      }
+      if (r.outcome == Outcome::aborted) {
+        aborted_at.emplace(r.seq, out.calls.size());
+      }
+      out.calls.push_back(std::move(r));
     } catch (const nlohmann::json::exception& e) {
       out.warnings.push_back(fmt::format("calls.jsonl line {}: skipped: {}", n, e.what()));
     }

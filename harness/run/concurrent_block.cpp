@@ -95,9 +95,6 @@ class Driver {
     writer_ = &writer;
     start_ = clock_.now();
     while (next_ < calls_.size() || multi_.in_flight() > 0) {
-      if (process::stop_requested()) {
-        next_ = calls_.size();  // let the calls in flight end, start no more
-      }
       launch_due();
       multi_.poll(wait_time());
     }
@@ -124,6 +121,10 @@ class Driver {
   }
 
   void launch_due() {
+    if (process::stop_requested()) {
+      next_ = calls_.size();  // interrupted: start no more; the calls in flight end aborted
+      return;
+    }
     while (next_ < calls_.size()) {
       if (open_loop() && clock_.now() < due(next_)) {
         return;

@@ -262,7 +262,9 @@ void Runner::run_block(const plan::Block& block) {
   } catch (const Error& e) {
     info.error = e.what();
     progress_->note(fmt::format("block {}: the server did not start: {}", block.index, e.what()));
-    fail_rest_of_block(block, 0, Outcome::server_start_error, e.what());
+    if (!process::stop_requested()) {  // interrupted: its calls stay for --resume
+      fail_rest_of_block(block, 0, Outcome::server_start_error, e.what());
+    }
   }
   if (server) {
     slot_ids_ = server->slot_ids();
@@ -443,7 +445,9 @@ RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, R
   const results::LoadedRun loaded = results::load_run(run_dir);
   state.run = loaded.run;
   for (const auto& r : loaded.calls) {
-    state.done.insert(r.seq);
+    if (r.outcome != Outcome::aborted) {  // an interrupted call is repeated
+      state.done.insert(r.seq);
+    }
   }
   if (state.run.scenario.empty()) {
     throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));

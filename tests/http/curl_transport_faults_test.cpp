@@ -1,8 +1,11 @@
 // CurlTransport when things go wrong: refused connections, timeouts, a sink that stops, and
 // servers that close or garble a response. Each fault must come back as data, never thrown.
 
+#include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -271,6 +274,61 @@ TEST(CurlTransportFaults, NonHttpReplyIsStreamError) {
 
   EXPECT_EQ(r.outcome, Outcome::stream_error) << r.error;
   EXPECT_EQ(r.http_status, 0);
+}
+
+// The interrupt check of these tests, and a thread that raises it after a delay.
+std::atomic<bool> g_easy_interrupted{false};
+bool easy_interrupted() {
+  return g_easy_interrupted.load();
+}
+struct RaiseEasyInterruptSoon {
+  RaiseEasyInterruptSoon() {
+    g_easy_interrupted = false;
+    set_interrupt_check(&easy_interrupted);
+    raiser = std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      g_easy_interrupted = true;
+    });
+  }
+  ~RaiseEasyInterruptSoon() {
+    raiser.join();
+    set_interrupt_check(nullptr);
+    g_easy_interrupted = false;
+  }
+  std::thread raiser;
+};
+
+TEST(CurlTransportFaults, InterruptEndsACallWaitingForItsFirstByte) {
+  Gate gate;  // never reached: the server holds its answer for 5 s
+  HttplibServer server([&](httplib::Server& s) {
+    s.Post("/completion", [&](const httplib::Request&, httplib::Response& res) {
+      gate.wait_for(1);
+      res.set_content("data: late\n\n", "text/event-stream");
+    });
+  });
+  const ReleaseOnExit release{gate};
+  const SteadyClock clock;
+  CurlTransport transport(clock);
+  Collector seen;
+  const RaiseEasyInterruptSoon interrupt;
+
+  const Result r = transport.stream(timed_post(server.url("/completion")), seen.sink());
+
+  EXPECT_EQ(r.outcome, Outcome::aborted);
+  EXPECT_EQ(r.error, kInterruptedError);
+  EXPECT_EQ(r.bytes_received, 0U) << "the call was cut off, not waited out";
+  EXPECT_TRUE(seen.chunks.empty());
+}
+
+TEST(CurlTransportFaults, NoInterruptCheckNeverInterrupts) {
+  set_interrupt_check(nullptr);
+  EXPECT_FALSE(interrupted());
+  g_easy_interrupted = true;
+  EXPECT_FALSE(interrupted());
+  set_interrupt_check(&easy_interrupted);
+  EXPECT_TRUE(interrupted());
+  set_interrupt_check(nullptr);
+  g_easy_interrupted = false;
 }
 
 }  // namespace

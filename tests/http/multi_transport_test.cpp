@@ -3,6 +3,7 @@
 
 #include "harness/http/multi_transport.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -296,6 +297,47 @@ TEST(MultiTransport, ExceptionFromASinkIsRethrownByPoll) {
       std::runtime_error);
   EXPECT_FALSE(done_called);
   EXPECT_EQ(multi.in_flight(), 0U);
+}
+
+std::atomic<bool> g_multi_interrupted{false};
+bool multi_interrupted() {
+  return g_multi_interrupted.load();
+}
+
+TEST(MultiTransport, InterruptEndsEveryCallInFlightAtTheNextPoll) {
+  Gate gate;  // never reached: every answer is held for 5 s
+  HttplibServer server([&](httplib::Server& s) {
+    s.Post("/completion", [&](const httplib::Request&, httplib::Response& res) {
+      gate.wait_for(1);
+      res.set_content("data: late\n\n", "text/event-stream");
+    });
+  });
+  const SteadyClock clock;
+  MultiTransport multi(clock);
+  g_multi_interrupted = false;
+  set_interrupt_check(&multi_interrupted);
+  std::vector<Seen> seen(3);
+  for (auto& s : seen) {
+    start(multi, multi_post(server.url("/completion"), 30s), s);
+  }
+  EXPECT_EQ(multi.poll(100ms), 3U);
+  g_multi_interrupted = true;
+  EXPECT_EQ(multi.poll(100ms), 0U);
+  set_interrupt_check(nullptr);
+  g_multi_interrupted = false;
+  gate.release();
+  for (const auto& s : seen) {
+    ASSERT_TRUE(s.result.has_value());
+    EXPECT_EQ(s.result->outcome, Outcome::aborted);
+    EXPECT_EQ(s.result->error, kInterruptedError);
+    EXPECT_TRUE(s.body.empty());
+  }
+  // The transport carries on: a later call is not interrupted.
+  Seen later;
+  start(multi, multi_post(server.url("/completion")), later);
+  drain(multi);
+  ASSERT_TRUE(later.result.has_value());
+  EXPECT_EQ(later.result->outcome, Outcome::ok) << later.result->error;
 }
 
 }  // namespace

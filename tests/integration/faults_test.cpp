@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/process/child.h"
+#include "harness/results/results.h"
 #include "tests/integration/harness.h"
 
 namespace kvbench::itest {
@@ -76,7 +77,7 @@ void expect_each_planned_call_once(const fs::path& run_dir) {
     planned += b["calls"].size();
   }
   std::multiset<int> seqs;
-  for (const auto& c : read_calls(run_dir)) {
+  for (const auto& c : results::load_run(run_dir).calls) {  // a repeat replaces its aborted call
     seqs.insert(c.seq);
   }
   EXPECT_EQ(seqs.size(), planned);
@@ -120,9 +121,122 @@ TEST(Faults, SigintKeepsWhatWasMeasuredAndResumeCompletesThePlan) {
   expect_each_planned_call_once(run_dir);
   // Every nonce unique across the two sessions; elapsed time keeps growing across the pause.
   std::set<std::string> nonces;
-  for (const auto& c : read_calls(run_dir)) {
+  for (const auto& c : results::load_run(run_dir).calls) {
     EXPECT_TRUE(nonces.insert(c.nonce).second) << c.nonce;
     EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq;
+  }
+}
+
+// The number of lines of `path` that contain `needle`.
+std::size_t lines_with(const fs::path& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    n += line.find(needle) != std::string::npos ? 1U : 0U;
+  }
+  return n;
+}
+
+// Ctrl-C during a long prefill: the call in flight is cut off, not waited out, and recorded as
+// aborted; the server is stopped; --resume repeats that call and nothing else.
+TEST(Faults, SigintAbortsTheLongCallInFlightAndResumeRepeatsOnlyIt) {
+  const fs::path dir = fresh_dir("sigint-long");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "sigint-long",
+    "server": {"model": "synthetic:small"},
+    "factors": {"prompt_tokens": [64, 8000], "num_ctx": [8192]},
+    "repeats": 1, "warmup": 1, "max_tokens": 4})");
+  const fs::path log = dir / "log";
+  auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, log);
+  ASSERT_TRUE(wait_until([&] { return lines_with(log, "timed prompt_tokens=8000") > 0; }, 300))
+      << "the long call never started";
+  std::this_thread::sleep_for(milliseconds(300));  // well inside its prefill (seconds here)
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(kv.pid(), SIGINT), 0);
+  const auto status = kv.wait_for(milliseconds(60000));
+  const double exit_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  ASSERT_TRUE(status) << "kvbench did not stop after SIGINT";
+  EXPECT_EQ(status->code, 130);
+  ::testing::Test::RecordProperty("sigint_to_exit_ms", static_cast<int>(exit_s * 1000));
+  std::printf("SIGINT to exit with an 8000-token prefill in flight: %.3f s\n", exit_s);
+
+  const fs::path run_dir = only_run_dir(dir / "runs");
+  const auto before = read_calls(run_dir);
+  ASSERT_FALSE(before.empty());
+  const CallRecord& cut = before.back();
+  EXPECT_EQ(cut.outcome, kvbench::Outcome::aborted);
+  EXPECT_EQ(cut.error, "interrupted");
+  EXPECT_EQ(cut.prompt_tokens, 8000);
+  EXPECT_EQ(cut.client.tokens, 0) << "aborted before its first token";
+  for (std::size_t i = 0; i + 1 < before.size(); ++i) {
+    EXPECT_EQ(before[i].outcome, kvbench::Outcome::ok) << before[i].seq;
+  }
+  const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["status"], "incomplete");
+  for (const auto& b : run["blocks"]) {
+    const std::string url = b["url"];
+    EXPECT_THAT(processes_with("--port " + url.substr(url.rfind(':') + 1)), ::testing::IsEmpty());
+  }
+
+  const auto resumed = run_kvbench({"run", "--resume", run_dir.string(), "-q"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto after = read_calls(run_dir);
+  ASSERT_GT(after.size(), before.size());
+  // The resumed session's first record is the aborted call again, done in full; the calls
+  // recorded before the interrupt are not run again.
+  const CallRecord& repeat = after[before.size()];
+  EXPECT_EQ(repeat.seq, cut.seq);
+  EXPECT_EQ(repeat.outcome, kvbench::Outcome::ok) << repeat.error;
+  EXPECT_GT(repeat.client.e2e_ms.value_or(0), cut.client.e2e_ms.value_or(0))
+      << "the cut call had not been waited out";
+  for (std::size_t i = before.size() + 1; i < after.size(); ++i) {
+    for (const auto& b : before) {
+      EXPECT_NE(after[i].seq, b.seq) << "a call recorded before the interrupt ran again";
+    }
+  }
+  expect_each_planned_call_once(run_dir);
+  const auto report = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+}
+
+// The same with two streams in flight: both end aborted, no further call starts, and --resume
+// runs exactly the calls that were not done.
+TEST(Faults, SigintAbortsEveryStreamInFlightAndStartsNoMore) {
+  const fs::path dir = fresh_dir("sigint-streams");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "sigint-streams",
+    "server": {"model": "synthetic:small"},
+    "factors": {"prompt_tokens": [3000], "num_ctx": [8192]},
+    "concurrency": {"streams": [2]}, "repeats": 4, "warmup": 0, "max_tokens": 4})");
+  const fs::path log = dir / "log";
+  auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, log);
+  fs::path run_dir;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        if (!fs::exists(dir / "runs") || fs::is_empty(dir / "runs")) {
+          return false;
+        }
+        run_dir = only_run_dir(dir / "runs");
+        return lines_with(run_dir / "server-block0.log", "task.n_tokens = 3000") >= 2;
+      },
+      300))
+      << "two long calls were never in flight";
+  ASSERT_EQ(::kill(kv.pid(), SIGINT), 0);
+  const auto status = kv.wait_for(milliseconds(60000));
+  ASSERT_TRUE(status) << "kvbench did not stop after SIGINT";
+  EXPECT_EQ(status->code, 130);
+  const auto before = read_calls(run_dir);
+  ASSERT_EQ(before.size(), 2U) << "the two in flight, and none started after the interrupt";
+  for (const auto& c : before) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::aborted) << c.seq;
+    EXPECT_EQ(c.error, "interrupted") << c.seq;
+  }
+  const auto resumed = run_kvbench({"run", "--resume", run_dir.string(), "-q"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(read_calls(run_dir).size(), 6U);
+  expect_each_planned_call_once(run_dir);
+  for (const auto& c : results::load_run(run_dir).calls) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << " " << c.error;
   }
 }
 

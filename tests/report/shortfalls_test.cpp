@@ -52,5 +52,23 @@ TEST(Shortfalls, BlocksNeverStartedAndTooManyFailuresAreSaid) {
   EXPECT_THAT(shortfalls(report_of({warm})), ::testing::ElementsAre(HasSubstr("no timed call")));
 }
 
+TEST(Shortfalls, CallsCutOffByAnInterruptAreNotServerFailures) {
+  std::vector<CallRecord> calls;
+  for (int i = 0; i < 8; ++i) {
+    calls.push_back(timed(i, true));
+  }
+  for (int i = 8; i < 10; ++i) {  // two streams cut off by Ctrl-C: 20 % of the calls
+    CallRecord cut = timed(i, false);
+    cut.outcome = Outcome::aborted;
+    cut.error = "interrupted";
+    calls.push_back(cut);
+  }
+  EXPECT_TRUE(shortfalls(report_of(calls)).empty());
+  calls.push_back(timed(10, false));
+  calls.push_back(timed(11, false));  // 2 real failures in 10 timed calls: 20 %
+  EXPECT_THAT(shortfalls(report_of(calls)),
+              ::testing::ElementsAre(HasSubstr("2 of 10 timed calls failed")));
+}
+
 }  // namespace
 }  // namespace kvbench::report
