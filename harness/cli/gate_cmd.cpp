@@ -19,6 +19,7 @@
 #include "harness/gate/loop.h"
 #include "harness/gate/run_inputs.h"
 #include "harness/process/signals.h"
+#include "harness/results/results.h"
 #include "harness/run/runner.h"
 #include "harness/servers/sessions.h"
 
@@ -193,6 +194,7 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
       throw InputError(o->scenario +
                        ": variants: the gate needs at least two server variants to compare");
     }
+    results::check_writable_folder(ro.results_root, "--results");
     process::install_signal_handlers();
     const auto summary = servers::run_scenario(s, ro);
     if (!summary.complete) {

@@ -102,6 +102,7 @@ int reproduce(const ReproduceOptions& o) {
     scenarios.push_back(lesson::lab_scenario(lab, lo));
     models.insert(scenarios.back().server.model);
   }
+  results::check_writable_folder(o.results, "--results");
   run::RunOptions ro;
   ro.models_dir = o.models_dir;
   ro.progress = !o.quiet;

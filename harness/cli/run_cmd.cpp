@@ -46,13 +46,16 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     }
     run::RunSummary summary;
     if (!o->extend.empty()) {
+      results::check_writable_folder(o->extend, "--extend");
       process::install_signal_handlers();
       summary = servers::extend_run(o->extend, o->sets, ro);
     } else if (!o->resume.empty()) {
+      results::check_writable_folder(o->resume, "--resume");
       process::install_signal_handlers();
       summary = servers::resume_run(o->resume, ro);
     } else {
       const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
+      results::check_writable_folder(ro.results_root, "--results");
       process::install_signal_handlers();
       summary = servers::run_scenario(s, ro);
     }

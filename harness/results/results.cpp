@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -27,6 +28,29 @@ std::string safe_name(const std::string& name) {
   return out.empty() ? "run" : out.substr(0, 64);
 }
 }  // namespace
+
+void check_writable_folder(const fs::path& results_root, const std::string& what) {
+  const std::string named = fmt::format("{} {}", what, results_root.string());
+  fs::path existing = results_root.empty() ? fs::path(".") : results_root;
+  std::error_code ec;
+  while (!fs::exists(existing, ec)) {
+    if (!existing.has_relative_path() || existing.parent_path() == existing) {
+      throw InputError(fmt::format("{}: no part of the path exists", named));
+    }
+    existing = existing.parent_path().empty() ? fs::path(".") : existing.parent_path();
+  }
+  if (!fs::is_directory(existing, ec)) {
+    throw InputError(fmt::format("{}: {} is not a folder", named, existing.string()));
+  }
+  std::string probe = (existing / ".kvbench-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    throw InputError(fmt::format("{}: not writable: cannot create a file in {}: {}", named,
+                                 existing.string(), std::strerror(errno)));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
 
 fs::path create_run_dir(const fs::path& results_root, const std::string& scenario_name) {
   std::error_code ec;

@@ -14,6 +14,12 @@
 
 namespace kvbench::results {
 
+// Checks, creating nothing, that run folders can be made under `results_root`: the folder, or
+// where it does not exist yet its nearest existing parent, is a folder in which a file can be
+// created (a probe file is made and removed, so read-only mounts and permissions both count).
+// Throws InputError ("<what> <path>: not writable: ...") otherwise. `what` names the option.
+void check_writable_folder(const std::filesystem::path& results_root, const std::string& what);
+
 // Creates results_root/<UTC yyyymmdd-hhmmss>-<name>, with a numeric suffix when it exists.
 std::filesystem::path create_run_dir(const std::filesystem::path& results_root,
                                      const std::string& scenario_name);

@@ -155,6 +155,7 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
         "to a running one");
   }
   run::with_overrides(capacity_level_scenario(request, 1), options);  // checks before any folder
+  results::check_writable_folder(options.results_root, "--results");
   CapacityRun out;
   const bool root_existed = fs::exists(options.results_root);
   out.dir = results::create_run_dir(options.results_root, "capacity");

@@ -95,6 +95,59 @@ TEST(BadInput, UrlWithCredentialsOnTheCommandLineIsRefusedUnseen) {
   }
 }
 
+// A results folder that cannot be written is refused (exit 2) by every command that writes one,
+// after its own input checks and before any server starts: the stand-in server leaves a mark
+// when it is started, and none appears.
+TEST(BadInput, AResultsFolderThatCannotBeWrittenIsRefusedBeforeAnythingStarts) {
+  const fs::path dir = fresh_dir("unwritable");
+  const fs::path mark = dir / "server-started";
+  const fs::path fake = dir / "fake-server";
+  std::ofstream(fake) << "#!/bin/sh\ntouch '" << mark.string() << "'\nexec sleep 30\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  const std::string run_s = write_file(dir, "run.json", R"({"name": "x",
+    "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]}})");
+  const std::string gate_s = write_file(dir, "gate.json", R"({"name": "g",
+    "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]},
+    "variants": [{"name": "a"}, {"name": "b"}]})");
+  const fs::path a_file = dir / "a-file";
+  std::ofstream(a_file) << "not a folder\n";
+  std::vector<std::string> targets = {(a_file / "runs").string()};
+  // A read-only mount where this test may make one (root): permissions alone do not stop root.
+  const fs::path ro = dir / "read-only";
+  fs::create_directories(ro);
+  const auto mount =
+      process::run_capture({"mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", ro.string()},
+                           std::chrono::seconds(10));
+  const bool mounted = mount.status && mount.status->code == 0;
+  if (mounted) {
+    targets.push_back((ro / "runs").string());
+  }
+  for (const auto& target : targets) {
+    SCOPED_TRACE(target);
+    const std::vector<std::vector<std::string>> commands = {
+        {"run", run_s},
+        {"gate", gate_s},
+        {"capacity", "--model", "synthetic:tiny", "--ctx", "1024"},
+        {"reproduce", "lesson", "--quick", "--no-plots", "--only", "prompt-length"}};
+    for (auto args : commands) {
+      SCOPED_TRACE(args[0]);
+      for (const auto& extra : {"--results", target.c_str(), "--server-bin", fake.c_str(), "-q"}) {
+        args.emplace_back(extra);
+      }
+      const auto r = run_kvbench(args, 60);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_THAT(r.err, ::testing::HasSubstr("--results " + target + ": "));
+      EXPECT_THAT(r.err, ::testing::AnyOf(::testing::HasSubstr("is not a folder"),
+                                          ::testing::HasSubstr("not writable")));
+      EXPECT_FALSE(fs::exists(mark)) << "a server was started";
+    }
+  }
+  if (mounted) {
+    const auto umount = process::run_capture({"umount", ro.string()}, std::chrono::seconds(10));
+    EXPECT_TRUE(umount.status && umount.status->code == 0) << umount.stderr_text;
+  }
+}
+
 TEST(BadInput, PlanRefusesTheSameFiles) {
   for (const auto& file : corpus()) {
     const std::string name = file.filename().string();
