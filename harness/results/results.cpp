@@ -1,5 +1,6 @@
 #include "harness/results/results.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,16 +82,16 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
 }
 
 RecordWriter::RecordWriter(const fs::path& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "ae");
-  if (file_ == nullptr) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
     throw Error(
         fmt::format("cannot open {} for appending: {}", path.string(), std::strerror(errno)));
   }
 }
 
 RecordWriter::~RecordWriter() {
-  if (file_ != nullptr) {
-    std::fclose(file_);
+  if (fd_ >= 0) {
+    ::close(fd_);
   }
 }
 
@@ -101,11 +102,28 @@ void RecordWriter::append(const CallRecord& r) {
 void RecordWriter::append_json(const nlohmann::json& j) {
   // Server text is not always valid UTF-8: replace bad bytes rather than lose the record.
   const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    throw Error(fmt::format("cannot append to {}: {}", path_.string(), std::strerror(errno)));
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  const auto fail = [&](const char* what, int err) {
+    if (before >= 0) {
+      static_cast<void>(::ftruncate(fd_, before));  // no half record stays behind
+    }
+    throw Error(fmt::format("cannot {} {}: {}; the line was cut off again, every record before it "
+                            "is intact",
+                            what, path_.string(), std::strerror(err)));
+  };
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      fail("append to", n < 0 ? errno : ENOSPC);
+    }
+    done += static_cast<std::size_t>(n);
   }
-  if (::fdatasync(::fileno(file_)) != 0) {
-    throw Error(fmt::format("cannot flush {} to disk: {}", path_.string(), std::strerror(errno)));
+  if (::fdatasync(fd_) != 0) {
+    fail("flush to disk", errno);
   }
 }
 

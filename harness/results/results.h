@@ -27,8 +27,10 @@ std::filesystem::path create_run_dir(const std::filesystem::path& results_root,
 // Writes JSON to `path` atomically (AtomicFileWriter: temporary file, checked fsync, rename).
 void write_json_atomic(const std::filesystem::path& path, const nlohmann::json& j);
 
-// Appends records to calls.jsonl (or any JSON lines to answers.jsonl); each line is flushed and
-// synced before append() returns.
+// Appends records to calls.jsonl (or any JSON lines to answers.jsonl); each line is written whole
+// and synced before append() returns. A line that cannot be written whole (the disk is full, an
+// I/O error) is cut off again, so the file ends with the last complete record, and append()
+// throws Error naming the file and the error.
 class RecordWriter {
  public:
   explicit RecordWriter(const std::filesystem::path& path);
@@ -39,7 +41,7 @@ class RecordWriter {
   void append_json(const nlohmann::json& line);
 
  private:
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
   std::filesystem::path path_;
 };
 

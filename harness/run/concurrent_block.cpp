@@ -1,8 +1,10 @@
 #include "harness/run/concurrent_block.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -25,14 +27,7 @@ class AsyncWriter {
  public:
   explicit AsyncWriter(std::function<void(const CallRecord&)> write)
       : write_(std::move(write)), thread_([this] { loop(); }) {}
-  ~AsyncWriter() {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      closing_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
+  ~AsyncWriter() { close(); }
   AsyncWriter(const AsyncWriter&) = delete;
   AsyncWriter& operator=(const AsyncWriter&) = delete;
 
@@ -44,7 +39,34 @@ class AsyncWriter {
     wake_.notify_one();
   }
 
+  // Writes what is queued, ends the thread, and rethrows what could not be written.
+  void finish() {
+    close();
+    rethrow_if_failed();
+  }
+
+  // Rethrows, on the calling thread, what the writer thread could not write (a full disk): from
+  // then on it writes nothing more.
+  void rethrow_if_failed() {
+    if (failed_.load()) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      std::rethrow_exception(error_);
+    }
+  }
+
  private:
+  void close() {
+    if (!thread_.joinable()) {
+      return;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      closing_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
@@ -55,12 +77,22 @@ class AsyncWriter {
       CallRecord r = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      write_(r);
+      try {
+        write_(r);
+      } catch (...) {
+        lock.lock();
+        error_ = std::current_exception();
+        failed_ = true;
+        queue_.clear();
+        return;
+      }
       lock.lock();
     }
   }
 
   std::function<void(const CallRecord&)> write_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<CallRecord> queue_;
@@ -95,6 +127,7 @@ class Driver {
     writer_ = &writer;
     start_ = clock_.now();
     while (next_ < calls_.size() || multi_.in_flight() > 0) {
+      writer.rethrow_if_failed();
       launch_due();
       multi_.poll(wait_time());
     }
@@ -214,6 +247,7 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
         failures.push(std::move(p.record));
       }
     }
+    failures.finish();
   }
   std::vector<double> arrivals;
   if (concurrency.open_loop()) {
@@ -227,6 +261,7 @@ void run_concurrent_block(const plan::Block& block, const scenario::Concurrency&
   {
     AsyncWriter writer(hooks.write);
     records = driver.run(writer);
+    writer.finish();
   }
   if (concurrency.open_loop()) {
     info.detail["deferred"] = driver.deferred();

@@ -196,7 +196,12 @@ void Runner::save_run_json() {
 // In a concurrent block this runs on the block's writer thread while the driver thread only
 // sends and reads: summary_ and progress_ are touched by no other thread until the block ends.
 void Runner::write_record(const CallRecord& r) {
-  writer_->append(r);
+  try {
+    writer_->append(r);
+  } catch (const Error& e) {  // the disk is full, or failing: nothing more can be kept
+    throw Error(fmt::format("{}; once there is room, `kvbench run --resume {}` runs the rest",
+                            e.what(), run_dir_.string()));
+  }
   ++summary_.calls;
   summary_.failed += r.ok() ? 0 : 1;
   summary_.flagged += r.flags.empty() ? 0 : 1;

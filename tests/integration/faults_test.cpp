@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/process/child.h"
+#include "harness/process/run_capture.h"
 #include "harness/results/results.h"
 #include "tests/integration/harness.h"
 
@@ -238,6 +239,66 @@ TEST(Faults, SigintAbortsEveryStreamInFlightAndStartsNoMore) {
   for (const auto& c : results::load_run(run_dir).calls) {
     EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << " " << c.error;
   }
+}
+
+// A small tmpfs mounted for one test (root only), unmounted when the test ends either way.
+struct SmallDisk {
+  explicit SmallDisk(fs::path at, const std::string& size) : path(std::move(at)) {
+    fs::create_directories(path);
+    const auto r = process::run_capture({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs",
+                                         path.string()},
+                                        std::chrono::seconds(10));
+    mounted = r.status && r.status->code == 0;
+    why = r.stderr_text;
+  }
+  ~SmallDisk() {
+    if (mounted) {
+      process::run_capture({"umount", "-l", path.string()}, std::chrono::seconds(10));
+    }
+  }
+  bool grow(const std::string& size) const {
+    const auto r = process::run_capture(
+        {"mount", "-o", "remount,size=" + size, path.string()}, std::chrono::seconds(10));
+    return r.status && r.status->code == 0;
+  }
+  fs::path path;
+  bool mounted = false;
+  std::string why;
+};
+
+// The results disk fills up mid-run (the server's log and the records share a 256 KiB tmpfs):
+// kvbench stops with a clear error, every record on disk is whole, and --resume, once there is
+// room, completes the plan with each call once.
+TEST(Faults, AFullResultsDiskStopsTheRunCleanlyAndResumeCompletesIt) {
+  const fs::path dir = fresh_dir("disk-full");
+  const SmallDisk disk(dir / "disk", "256k");
+  if (!disk.mounted) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << disk.why;
+  }
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "disk-full",
+    "server": {"model": "synthetic:tiny"},
+    "factors": {"prompt_tokens": [64, 128, 256], "num_ctx": [1024]},
+    "repeats": 60, "warmup": 1, "max_tokens": 8})");
+  const auto full = run_kvbench({"run", scenario, "--results", disk.path.string(), "-q"});
+  EXPECT_EQ(full.exit_code, 1) << full.err;
+  EXPECT_THAT(full.err, ::testing::HasSubstr("No space left on device"));
+  EXPECT_THAT(full.err, ::testing::HasSubstr("every record before it is intact"));
+  EXPECT_THAT(full.err, ::testing::HasSubstr("kvbench run --resume"));
+  const fs::path run_dir = only_run_dir(disk.path);
+  std::vector<CallRecord> kept;
+  ASSERT_NO_THROW(kept = read_calls(run_dir)) << "a record was left half-written";
+  ASSERT_GT(kept.size(), 0U);
+  ASSERT_LT(kept.size(), 181U);
+  EXPECT_THAT(processes_with("synthetic-tiny"), ::testing::IsEmpty()) << "the server was left";
+
+  ASSERT_TRUE(disk.grow("16m"));
+  const auto resumed = run_kvbench({"run", "--resume", run_dir.string(), "-q"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto all = read_calls(run_dir);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(all[i].nonce, kept[i].nonce) << "a record written before the disk filled changed";
+  }
+  expect_each_planned_call_once(run_dir);
 }
 
 TEST(Faults, ServerKilledMidBlockIsRestartedAndTheRunCompletes) {
