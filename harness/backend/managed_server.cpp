@@ -1,7 +1,10 @@
 #include "harness/backend/managed_server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -87,18 +90,62 @@ std::string log_tail(const std::filesystem::path& path, std::size_t max_lines) {
 std::unique_ptr<ManagedServer> ManagedServer::start(const LlamaServerLaunch& launch,
                                                     http::Transport& transport,
                                                     std::chrono::seconds ready_timeout) {
-  const int port = process::find_free_loopback_port();
-  ProcessLaunch p;
-  p.name = "llama-server";
-  p.argv = llama_server_argv(launch, port);
-  p.log_path = launch.log_path;
-  p.env_unset = {"LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_PORT"};
-  if (!launch.api_key.empty()) {
-    p.env_set.emplace_back("LLAMA_API_KEY", launch.api_key);
+  const auto launch_for = [&launch](int port) {
+    ProcessLaunch p;
+    p.name = "llama-server";
+    p.argv = llama_server_argv(launch, port);
+    p.log_path = launch.log_path;
+    p.env_unset = {"LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_PORT"};
+    if (!launch.api_key.empty()) {
+      p.env_set.emplace_back("LLAMA_API_KEY", launch.api_key);
+    }
+    p.url = fmt::format("http://127.0.0.1:{}", port);
+    p.ready_path = "/health";
+    return p;
+  };
+  return start_on_free_port(launch_for, transport, ready_timeout);
+}
+
+namespace {
+
+// The server exited before it was ready because its port was taken.
+class PortTaken : public Error {
+ public:
+  using Error::Error;
+};
+
+// What `path` holds past its first `offset` bytes: the log of this start only.
+std::string log_since(const std::filesystem::path& path, std::uintmax_t offset) {
+  std::ifstream in(path, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(offset));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool says_port_taken(const std::string& log) {
+  std::string lower(log);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("couldn't bind") != std::string::npos ||
+         lower.find("address already in use") != std::string::npos;
+}
+
+}  // namespace
+
+std::unique_ptr<ManagedServer> ManagedServer::start_on_free_port(
+    const std::function<ProcessLaunch(int port)>& launch_for, http::Transport& transport,
+    std::chrono::seconds ready_timeout) {
+  for (int attempt = 1;; ++attempt) {
+    const ProcessLaunch launch = launch_for(process::find_free_loopback_port());
+    try {
+      auto server = start_process(launch, transport, ready_timeout);
+      server->port_retries_ = attempt - 1;
+      return server;
+    } catch (const PortTaken&) {
+      if (attempt == kPortAttempts) {
+        throw;
+      }
+    }
   }
-  p.url = fmt::format("http://127.0.0.1:{}", port);
-  p.ready_path = "/health";
-  return start_process(p, transport, ready_timeout);
 }
 
 std::unique_ptr<ManagedServer> ManagedServer::start_process(const ProcessLaunch& launch,
@@ -109,6 +156,8 @@ std::unique_ptr<ManagedServer> ManagedServer::start_process(const ProcessLaunch&
   spec.log_path = launch.log_path;
   spec.env_unset = launch.env_unset;
   spec.env_set = launch.env_set;
+  std::error_code ec;
+  const std::uintmax_t log_start = std::filesystem::file_size(launch.log_path, ec);
   auto child = process::ChildProcess::spawn(spec);
   std::unique_ptr<ManagedServer> server(
       new ManagedServer(std::move(child), launch.url, launch.argv));
@@ -120,9 +169,14 @@ std::unique_ptr<ManagedServer> ManagedServer::start_process(const ProcessLaunch&
   const auto deadline = std::chrono::steady_clock::now() + ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!server->running()) {
-      throw Error(fmt::format("{} {} before it was ready; the end of its log ({}):\n{}",
-                              launch.name, server->exit_description(), launch.log_path.string(),
-                              log_tail(launch.log_path, 15)));
+      const std::string tail = log_tail(launch.log_path, 15);
+      const std::string message =
+          fmt::format("{} {} before it was ready; the end of its log ({}):\n{}", launch.name,
+                      server->exit_description(), launch.log_path.string(), tail);
+      if (says_port_taken(log_since(launch.log_path, ec ? 0 : log_start))) {
+        throw PortTaken(message);
+      }
+      throw Error(message);
     }
     if (http::interrupted()) {
       server->stop();

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,10 +65,20 @@ class ManagedServer {
   static std::unique_ptr<ManagedServer> start_process(const ProcessLaunch& launch,
                                                       http::Transport& transport,
                                                       std::chrono::seconds ready_timeout);
+  // start_process on a free loopback port: `launch_for(port)` describes the launch. A server that
+  // exits before it is ready because its port was taken in the moment between choosing it and
+  // binding it (its log says so: "couldn't bind", "address already in use") is started again on
+  // another port, at most kPortAttempts times in all (port_retries() says how often).
+  static constexpr int kPortAttempts = 3;
+  static std::unique_ptr<ManagedServer> start_on_free_port(
+      const std::function<ProcessLaunch(int port)>& launch_for, http::Transport& transport,
+      std::chrono::seconds ready_timeout);
 
   const std::string& url() const { return url_; }
   const std::vector<std::string>& argv() const { return argv_; }
   int pid() const { return child_.pid(); }
+  // How often start_on_free_port started it again because its port was taken.
+  int port_retries() const { return port_retries_; }
   bool running() { return child_.running(); }
   // Why it stopped, when it has ("exited with code 1", ...); empty while running.
   std::string exit_description();
@@ -79,6 +90,7 @@ class ManagedServer {
       : child_(std::move(child)), url_(std::move(url)), argv_(std::move(argv)) {}
 
   process::ChildProcess child_;
+  int port_retries_ = 0;
   std::string url_;
   std::vector<std::string> argv_;
 };

@@ -12,6 +12,11 @@ void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& r
     cmd->add_option("--url", o.url, "Attach to a running server at this URL instead");
   }
   cmd->add_option("--models-dir", o.models_dir, "Where synthetic models are written");
+  cmd->add_option("--start-timeout", o.start_timeout_s,
+                  "Seconds a managed server may take to become ready (1 to 3600); one that is "
+                  "not ready by then is stopped and its block recorded as never started")
+      ->check(CLI::Range(1, kMaxStartTimeoutS))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
 }
 
@@ -23,6 +28,7 @@ run::RunOptions to_run_options(const ServerCliOptions& o) {
   ro.url = o.url;
   ro.models_dir = o.models_dir;
   ro.progress = !o.quiet;
+  ro.ready_timeout = std::chrono::seconds(o.start_timeout_s);
   return ro;
 }
 

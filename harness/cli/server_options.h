@@ -16,10 +16,15 @@ struct ServerCliOptions {
   std::string model;
   std::string url;
   std::string models_dir;
+  int start_timeout_s = 300;
   bool quiet = false;
 };
 
-// Registers --results (described by `results_help`), --server-bin, --models-dir and -q; with
+// How long a managed server may take to answer its readiness check (seconds).
+inline constexpr int kMaxStartTimeoutS = 3600;
+
+// Registers --results (described by `results_help`), --server-bin, --models-dir, --start-timeout
+// and -q; with
 // `model_and_url` also --model and --url.
 void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& results_help,
                         bool model_and_url = true);

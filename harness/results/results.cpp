@@ -107,9 +107,10 @@ void RecordWriter::append_json(const nlohmann::json& j) {
     if (before >= 0) {
       static_cast<void>(::ftruncate(fd_, before));  // no half record stays behind
     }
-    throw Error(fmt::format("cannot {} {}: {}; the line was cut off again, every record before it "
-                            "is intact",
-                            what, path_.string(), std::strerror(err)));
+    throw Error(
+        fmt::format("cannot {} {}: {}; the line was cut off again, every record before it "
+                    "is intact",
+                    what, path_.string(), std::strerror(err)));
   };
   std::size_t done = 0;
   while (done < line.size()) {

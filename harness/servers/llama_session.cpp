@@ -61,6 +61,9 @@ class LlamaBlock final : public run::BlockServer {
       info.argv = managed_->argv();
       info.pid = managed_->pid();
       info.detail["prompt_cache"] = backend::prompt_cache_settings(info.argv);
+      if (managed_->port_retries() > 0) {
+        info.detail["port_retries"] = managed_->port_retries();
+      }
     }
     info.url = url;
     backend_ = make_call_backend(target.spec, transport_, url, target.api_key,

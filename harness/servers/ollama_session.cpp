@@ -68,15 +68,22 @@ std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::s
                                                                     results::BlockInfo& info) {
   backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path,
                                num_parallel};
-  const auto launch = backend::ollama_serve_launch(c, process::find_free_loopback_port());
+  backend::ProcessLaunch launch;  // the last one tried
+  const auto launch_for = [&](int port) {
+    launch = backend::ollama_serve_launch(c, port);
+    return launch;
+  };
+  info.log = log_path.filename().string();
+  auto server = backend::ManagedServer::start_on_free_port(launch_for, transport_, ready_timeout_);
   json env = json::object();
   for (const auto& [k, v] : launch.env_set) {
     env[k] = v;
   }
   info.argv = launch.argv;
   info.detail["env"] = env;
-  info.log = log_path.filename().string();
-  auto server = backend::ManagedServer::start_process(launch, transport_, ready_timeout_);
+  if (server->port_retries() > 0) {
+    info.detail["port_retries"] = server->port_retries();
+  }
   info.pid = server->pid();
   return server;
 }

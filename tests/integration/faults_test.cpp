@@ -245,9 +245,9 @@ TEST(Faults, SigintAbortsEveryStreamInFlightAndStartsNoMore) {
 struct SmallDisk {
   explicit SmallDisk(fs::path at, const std::string& size) : path(std::move(at)) {
     fs::create_directories(path);
-    const auto r = process::run_capture({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs",
-                                         path.string()},
-                                        std::chrono::seconds(10));
+    const auto r =
+        process::run_capture({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path.string()},
+                             std::chrono::seconds(10));
     mounted = r.status && r.status->code == 0;
     why = r.stderr_text;
   }
@@ -257,8 +257,8 @@ struct SmallDisk {
     }
   }
   bool grow(const std::string& size) const {
-    const auto r = process::run_capture(
-        {"mount", "-o", "remount,size=" + size, path.string()}, std::chrono::seconds(10));
+    const auto r = process::run_capture({"mount", "-o", "remount,size=" + size, path.string()},
+                                        std::chrono::seconds(10));
     return r.status && r.status->code == 0;
   }
   fs::path path;
@@ -299,6 +299,118 @@ TEST(Faults, AFullResultsDiskStopsTheRunCleanlyAndResumeCompletesIt) {
     EXPECT_EQ(all[i].nonce, kept[i].nonce) << "a record written before the disk filled changed";
   }
   expect_each_planned_call_once(run_dir);
+}
+
+// Writes an executable shell script to dir/name.
+fs::path write_script(const fs::path& dir, const std::string& name, const std::string& body) {
+  const fs::path p = dir / name;
+  std::ofstream(p) << "#!/bin/sh\n" << body;
+  fs::permissions(p, fs::perms::owner_all);
+  return p;
+}
+
+// A server that never becomes ready: its block is given up after --start-timeout, the process is
+// stopped, and the run says which block never started and exits 3.
+TEST(Faults, AServerThatNeverBecomesReadyIsStoppedAfterTheStartTimeout) {
+  const fs::path dir = fresh_dir("never-ready");
+  const fs::path fake = write_script(dir, "slow-server", R"sh(case "$1" in
+  --version) echo "version: 1 (never ready)"; exit 0;;
+esac
+echo "loading, forever"
+exec sleep 297
+)sh");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "never-ready",
+    "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]},
+    "repeats": 2, "warmup": 0})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q",
+                              "--server-bin", fake.string(), "--start-timeout", "2"},
+                             120);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("block 0 (num_ctx"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("was not ready within 2 s"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("loading, forever")) << "the end of its log is shown";
+  EXPECT_THAT(r.out, ::testing::HasSubstr("short of the plan: block 0"));
+  EXPECT_THAT(processes_with("sleep 297"), ::testing::IsEmpty()) << "the server was left running";
+  for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::server_start_error) << c.seq;
+  }
+}
+
+// The port kvbench chose is taken before the server binds it (here: the first start says so, as
+// llama-server does, and exits): the server is started again on another port and the run
+// completes, with the retry in run.json.
+TEST(Faults, APortTakenBeforeTheServerBindsItIsRetriedOnAnother) {
+  const fs::path dir = fresh_dir("port-race");
+  const fs::path tries = dir / "tries";
+  const fs::path wrapper = write_script(dir, "racy-server",
+                                        "case \"$1\" in --version) exec '" + llama_server_path() +
+                                            "' --version;; esac\n"
+                                            "echo x >> '" +
+                                            tries.string() +
+                                            "'\n"
+                                            "if [ \"$(wc -l < '" +
+                                            tries.string() +
+                                            "')\" -eq 1 ]; then\n"
+                                            "  echo \"couldn't bind HTTP server socket, hostname: "
+                                            "127.0.0.1\" >&2; exit 1\n"
+                                            "fi\n"
+                                            "exec '" +
+                                            llama_server_path() + "' \"$@\"\n");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "port-race",
+    "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]},
+    "repeats": 2, "warmup": 0, "max_tokens": 4})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q",
+                              "--server-bin", wrapper.string()},
+                             300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run = read_json(only_run_dir(dir / "runs") / "run.json");
+  ASSERT_EQ(run["blocks"].size(), 1U);
+  EXPECT_EQ(run["blocks"][0]["port_retries"], 1);
+  EXPECT_EQ(lines_in(tries), 2U);
+  for (const auto& c : read_calls(only_run_dir(dir / "runs"))) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << " " << c.error;
+  }
+}
+
+// A server that stops answering mid-stream (SIGSTOP while it streams a long answer): that call
+// ends at the per-call timeout with the tokens it had, and the run goes on to a clean finish.
+TEST(Faults, AServerThatStopsMidStreamHitsTheCallTimeoutAndTheRunGoesOn) {
+  const fs::path dir = fresh_dir("sigstop");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "sigstop",
+    "server": {"model": "synthetic:tiny"},
+    "factors": {"prompt_tokens": [64], "num_ctx": [2048]},
+    "repeats": 12, "warmup": 0, "max_tokens": 1500, "timeout_s": 4})");
+  const fs::path log = dir / "log";
+  auto kv = start_kvbench({"run", scenario, "--results", (dir / "runs").string()}, log);
+  ASSERT_TRUE(wait_until([&] { return lines_with(log, "[4/12]") > 0; }, 300));
+  std::this_thread::sleep_for(milliseconds(250));  // its answer takes most of a second
+  const fs::path run_dir = only_run_dir(dir / "runs");
+  const auto servers = processes_with("synthetic-tiny");
+  ASSERT_EQ(servers.size(), 1U);
+  ASSERT_EQ(::kill(servers[0], SIGSTOP), 0);
+  const bool timed_out = wait_until(
+      [&] {
+        const auto calls = read_calls(run_dir);
+        return !calls.empty() && calls.back().outcome == kvbench::Outcome::timeout;
+      },
+      60);
+  ::kill(servers[0], SIGCONT);
+  ASSERT_TRUE(timed_out) << "the stopped call was not ended by its timeout";
+  const auto status = kv.wait_for(milliseconds(300000));
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->code, 0) << "one timeout in twelve calls is within the validity limit";
+  int timeouts = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    if (c.outcome == kvbench::Outcome::timeout) {
+      ++timeouts;
+      EXPECT_GT(c.client.tokens, 0) << "stopped mid-stream, after some tokens";
+      EXPECT_LT(c.client.tokens, 1500);
+    } else {
+      EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << " " << c.error;
+    }
+  }
+  EXPECT_EQ(timeouts, 1);
+  EXPECT_EQ(read_calls(run_dir).size(), 12U);
 }
 
 TEST(Faults, ServerKilledMidBlockIsRestartedAndTheRunCompletes) {
