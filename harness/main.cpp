@@ -9,6 +9,7 @@
 #include "harness/core/error.h"
 #include "harness/core/version.h"
 #include "harness/http/transport.h"
+#include "harness/process/fd.h"
 #include "harness/process/signals.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // A call in flight ends as soon as Ctrl-C (or SIGTERM, SIGHUP) has arrived.
   kvbench::http::set_interrupt_check(&kvbench::process::stop_requested);
+  kvbench::process::raise_open_file_limit();  // a socket per concurrent stream
   int exit_code = 0;
   kvbench::cli::setup_run_command(app, exit_code);
   kvbench::cli::setup_plan_command(app, exit_code);

@@ -1,6 +1,7 @@
 #include "harness/process/fd.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +12,21 @@
 #include "harness/core/error.h"
 
 namespace kvbench::process {
+
+long raise_open_file_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) {
+    return -1;
+  }
+  if (files.rlim_cur < files.rlim_max) {
+    rlimit raised = files;
+    raised.rlim_cur = files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      files = raised;
+    }
+  }
+  return files.rlim_cur == RLIM_INFINITY ? -1 : static_cast<long>(files.rlim_cur);
+}
 
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) {

@@ -5,6 +5,10 @@
 
 namespace kvbench::process {
 
+// Raises this process's soft limit on open files to its hard limit (1,024 concurrent streams need
+// a socket each beyond the usual soft limit of 1,024). Returns the soft limit now in force.
+long raise_open_file_limit();
+
 class UniqueFd {
  public:
   UniqueFd() = default;

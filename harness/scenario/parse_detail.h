@@ -80,6 +80,10 @@ class Checker {
       problem(path, "expected a non-empty string");
       return std::nullopt;
     }
+    if (!allow_empty && s.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+      problem(path, "expected a non-blank string, got only white space");
+      return std::nullopt;
+    }
     return s;
   }
 

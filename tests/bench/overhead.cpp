@@ -15,12 +15,18 @@
 //   overhead_bench --stub PATH [--streams 1,64,512] [--calls N] [--first-ms 20] [--token-ms 5]
 //                  [--tokens 16] [--curl-calls 50] [--python PATH|none] [--json FILE] [--check]
 //                  [--max-rate 0] [--no-warmup]
+//   overhead_bench --stub PATH --soak SECONDS [--streams 1000] [--window-s 10] [--max-rate R]
+// --soak keeps the first --streams count busy on one MultiTransport for SECONDS (each call ending
+// starts the next), reads the stub's log as it grows, and prints per window the calls done, the
+// calls lost, the TTFT error p50 / p99 and this process's resident memory (VmRSS), then the whole
+// soak's figures; --check then exits 1 if a call was lost.
 // --max-rate caps the tokens per second of all streams together (each stream's interval grows at
 // high stream counts; 0: no cap). Unless --no-warmup, each stream's first call, which opens its
 // connection, is not measured (curl opens one per call and measures after it).
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +70,8 @@ struct Options {
   bool check = false;
   double max_rate = 0;  // tokens per second over all streams; 0: no cap
   bool warmup = true;
+  double soak_s = 0;  // > 0: the soak mode
+  double window_s = 10;
 };
 
 // A stream's token interval at `streams` streams: --token-ms, or longer when the streams together
@@ -136,6 +144,25 @@ class Stub {
   Stub& operator=(const Stub&) = delete;
   const std::string& url() const { return url_; }
 
+  // The lines the stub has added since the last call (complete lines only), by request id; the
+  // log is left as it is, so the stub can go on writing (the soak).
+  std::map<int, Truth> read_new() {
+    std::map<int, Truth> out;
+    std::ifstream in(log_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(read_to_));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) {
+        break;  // no newline yet: the stub is still writing it
+      }
+      read_to_ += line.size() + 1;
+      const json j = json::parse(line);
+      out[j["id"].get<int>()] = {j["recv_ns"].get<std::int64_t>(),
+                                 j["send_ns"].get<std::vector<std::int64_t>>()};
+    }
+    return out;
+  }
+
   // The log so far, by request id; the log is then emptied for the next measurement.
   std::map<int, Truth> take_log() {
     std::map<int, Truth> out;
@@ -151,6 +178,7 @@ class Stub {
 
  private:
   fs::path log_;
+  std::uintmax_t read_to_ = 0;  // read_new(): bytes of the log already read
   pid_t pid_ = 0;
   std::string url_;
 };
@@ -328,6 +356,132 @@ json compare(const std::string& client, int streams, int calls, const std::map<i
           {"arrival_lag_ms", pct(lag)}};
 }
 
+// This process's resident memory, MiB (VmRSS).
+double rss_mib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::stod(line.substr(6)) / 1024.0;
+    }
+  }
+  return 0;
+}
+
+// The soak: `streams` calls always in flight on one MultiTransport for `seconds`; every window the
+// calls both sides have finished are compared and dropped, so what this process holds stays what
+// the transport holds (plus one double per call for the final percentiles).
+json soak(Stub& stub, const Options& o, int streams) {
+  const double token_ms = level_token_ms(o, streams);
+  kvbench::SteadyClock clock;
+  kvbench::http::MultiTransport multi(clock);
+  std::map<int, Seen> seen;
+  std::map<int, Truth> truth;
+  std::vector<double> all_ttft;
+  int next = 0;
+  int failed = 0;
+  int compared = 0;
+  int mismatched = 0;
+  bool stopping = false;
+  std::function<void()> launch = [&] {
+    const int id = next++;
+    kvbench::http::Request req;
+    req.url = call_url(stub.url(), id, token_ms);
+    req.body = R"({"prompt":"x","stream":true})";
+    req.timeout = std::chrono::milliseconds(120000);
+    auto stream = std::make_shared<kvbench::backend::CompletionStream>();
+    multi.start(
+        req, [stream](std::string_view c, Nanos at) { return stream->feed(c, at); },
+        [&, id, stream](kvbench::http::Result res) {
+          const auto call = stream->finish(res);
+          if (call.outcome == kvbench::Outcome::ok) {
+            Seen s;
+            s.sent_ns = to_ns(call.trace.sent);
+            for (const auto t : call.trace.token_arrivals) {
+              s.arrivals_ns.push_back(to_ns(t));
+            }
+            seen[id] = std::move(s);
+          } else {
+            ++failed;
+          }
+          if (!stopping) {
+            launch();
+          }
+        });
+  };
+  // Matches what both sides have finished; returns the window's TTFT errors.
+  const auto match = [&] {
+    for (auto& [id, t] : stub.read_new()) {
+      truth[id] = std::move(t);
+    }
+    std::vector<double> ttft;
+    for (auto it = seen.begin(); it != seen.end();) {
+      const auto t = truth.find(it->first);
+      if (t == truth.end()) {
+        ++it;
+        continue;
+      }
+      const auto& a = it->second.arrivals_ns;
+      if (a.size() == t->second.send_ns.size() && !a.empty()) {
+        ttft.push_back(ms(a[0] - it->second.sent_ns) -
+                       ms(t->second.send_ns[0] - t->second.recv_ns));
+      } else {
+        ++mismatched;
+      }
+      ++compared;
+      truth.erase(t);
+      it = seen.erase(it);
+    }
+    all_ttft.insert(all_ttft.end(), ttft.begin(), ttft.end());
+    return ttft;
+  };
+  json windows = json::array();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < streams; ++i) {
+    launch();
+  }
+  double window_end = o.window_s;
+  while (elapsed() < o.soak_s) {
+    multi.poll(std::chrono::milliseconds(50));
+    if (elapsed() >= window_end) {
+      const auto ttft = match();
+      const json p = pct(ttft);
+      windows.push_back({{"t_s", elapsed()},
+                         {"calls_done", compared},
+                         {"in_flight", multi.in_flight()},
+                         {"failed", failed},
+                         {"ttft_error_ms", p},
+                         {"rss_mib", rss_mib()}});
+      fmt::print(stderr,
+                 "soak {:6.1f} s: {} calls compared, {} in flight, {} failed, TTFT error {}, "
+                 "RSS {:.1f} MiB\n",
+                 elapsed(), compared, multi.in_flight(), failed,
+                 p.is_null() ? "-"
+                             : fmt::format("{:.3f} / {:.3f} ms", p["p50"].get<double>(),
+                                           p["p99"].get<double>()),
+                 rss_mib());
+      window_end += o.window_s;
+    }
+  }
+  stopping = true;
+  while (multi.poll(std::chrono::milliseconds(100)) > 0) {
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the stub's last lines
+  match();
+  const int started = next;
+  const int lost = started - compared + mismatched;
+  return {{"streams", streams},
+          {"token_ms", token_ms},
+          {"seconds", o.soak_s},
+          {"calls", started},
+          {"lost", lost},
+          {"failed", failed},
+          {"ttft_error_ms", pct(all_ttft)},
+          {"windows", windows}};
+}
+
 std::string cell(const json& p) {
   return p.is_null()
              ? "-"
@@ -377,6 +531,10 @@ Options parse(int argc, char** argv) {
       o.max_rate = std::stod(value());
     } else if (k == "--no-warmup") {
       o.warmup = false;
+    } else if (k == "--soak") {
+      o.soak_s = std::stod(value());
+    } else if (k == "--window-s") {
+      o.window_s = std::stod(value());
     } else {
       throw std::runtime_error("unknown option " + k);
     }
@@ -407,6 +565,41 @@ int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
   const fs::path dir = fs::temp_directory_path() / fmt::format("kvbench-overhead-{}", ::getpid());
   fs::create_directories(dir);
+  // A thousand streams need a thousand sockets here and in the stub (started from here).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (o.soak_s > 0) {
+    json result;
+    {
+      Stub stub(o, dir);
+      result = soak(stub, o, o.streams.front());
+    }
+    fs::remove_all(dir);
+    const auto& w = result["windows"];
+    fmt::print(
+        "soak: {} streams for {:g} s, a token every {:g} ms per stream; {} calls, {} lost, "
+        "{} failed; TTFT error p50 / p99 {}; RSS {} MiB after the first window, {} MiB "
+        "at the end, {} MiB at most\n",
+        result["streams"].get<int>(), o.soak_s, result["token_ms"].get<double>(),
+        result["calls"].get<int>(), result["lost"].get<int>(), result["failed"].get<int>(),
+        cell(result["ttft_error_ms"]),
+        w.empty() ? "-" : fmt::format("{:.1f}", w.front()["rss_mib"].get<double>()),
+        w.empty() ? "-" : fmt::format("{:.1f}", w.back()["rss_mib"].get<double>()),
+        w.empty() ? "-"
+                  : fmt::format("{:.1f}", std::max_element(w.begin(), w.end(),
+                                                           [](const json& a, const json& b) {
+                                                             return a["rss_mib"] < b["rss_mib"];
+                                                           })
+                                              ->at("rss_mib")
+                                              .get<double>()));
+    if (!o.json_out.empty()) {
+      std::ofstream(o.json_out) << result.dump(2) << '\n';
+    }
+    return o.check && result["lost"].get<int>() != 0 ? 1 : 0;
+  }
   json rows = json::array();
   {
     Stub stub(o, dir);
