@@ -125,8 +125,12 @@ std::string judge(PositionSummary& s) {
   if (!measured || !s.expected_ratio) {
     return "no complete pair with timings: nothing to judge";
   }
-  const double gap = *measured - *s.expected_ratio;
-  const bool time_ok = std::abs(gap) <= kRatioTolerance;
+  const double e = *s.expected_ratio;
+  const double a = s.attention_ratio.value_or(e);
+  const double gap = *measured - e;
+  // Between "every token costs the same" and "attention dominates", a tolerance either side.
+  const bool time_ok = *measured >= e - kRatioTolerance && *measured <= a + kRatioTolerance;
+  const bool dearer_late = time_ok && gap > kRatioTolerance;
   if (s.reuse_checked == 0) {
     s.reuse_inferred = true;
     s.consistent = time_ok;
@@ -140,15 +144,22 @@ std::string judge(PositionSummary& s) {
   if (s.reuse_matched == s.reuse_checked) {
     s.reuse_exact = true;
     s.consistent = time_ok;
+    if (dearer_late) {
+      return fmt::format(
+          "consistent with prefix reuse up to the first difference; the resend took {:.3f} of "
+          "the cold read, between its share of tokens ({:.3f}) and its share of the attention "
+          "work ({:.3f}): tokens late in a prompt cost more to read",
+          *measured, e, a);
+    }
     if (time_ok) {
       return "consistent with prefix reuse up to the first difference";
     }
     return gap > 0 ? fmt::format(
                          "prefix reuse up to the first difference (cache_n exact), but the "
-                         "resend took {:.3f} of the cold read where its share of tokens "
-                         "is {:.3f}: tokens late in a prompt cost more to read (attention "
-                         "over a longer context), or the machine was busy",
-                         *measured, *s.expected_ratio)
+                         "resend took {:.3f} of the cold read, more than its share of tokens "
+                         "({:.3f}) and of the attention work ({:.3f}): the machine was busy, "
+                         "or the resend was slowed otherwise",
+                         *measured, e, a)
                    : fmt::format(
                          "prefix reuse up to the first difference (cache_n exact), but the "
                          "resend took only {:.3f} of the cold read where its share of "
@@ -205,6 +216,7 @@ PositionSummary summarize_group(const std::vector<const PairResult*>& ps,
   med_ci(values_of(ps, [](const PairResult& p) { return p.ttft_ratio; }), s.ttft_ratio, s.ttft_ci);
   if (auto v = values_of(ps, [](const PairResult& p) { return p.expected_ratio; }); !v.empty()) {
     s.expected_ratio = median_of(v);
+    s.attention_ratio = *s.expected_ratio * (2.0 - *s.expected_ratio);
   }
   auto share = values_of(ps, [](const PairResult& p) -> std::optional<double> {
     return p.first_diff && p.tokens > 0 ? std::optional(double(*p.first_diff) / p.tokens)
@@ -289,17 +301,18 @@ std::string overall_verdict(const std::vector<PositionSummary>& rows) {
   if (off.empty() && inferred) {
     return fmt::format(
         "Consistent with prefix reuse up to the first difference, inferred from time only: every "
-        "resend's time fell to within {} of its share of tokens from the first difference on. The "
+        "resend's time fell to its share of tokens from the first difference on, or of the "
+        "attention work over them, within {}. The "
         "server reports no reused-token count (Ollama counts the whole prompt whether it read or "
         "reused it), so the reuse itself is not confirmed.",
         kRatioTolerance);
   }
   if (off.empty()) {
     return "Consistent with prefix reuse up to the first difference: every resend re-read only "
-           "the tokens from its first difference on, its time fell accordingly (within " +
+           "the tokens from its first difference on, its time fell accordingly (to between their "
+           "share of the tokens and their share of the attention work, within " +
            fmt::format("{}", kRatioTolerance) +
-           " of the prediction), and the server's cache_n equalled the shared prefix in every "
-           "pair.";
+           "), and the server's cache_n equalled the shared prefix in every pair.";
   }
   const bool all_exact =
       std::all_of(rows.begin(), rows.end(), [](const PositionSummary& r) { return r.reuse_exact; });
@@ -312,7 +325,7 @@ std::string overall_verdict(const std::vector<PositionSummary>& rows) {
     }
     return fmt::format(
         "Prefix reuse up to the first difference: the server's cache_n equalled the shared "
-        "prefix in every pair. The time followed within {} of the prediction except at {}, "
+        "prefix in every pair. The time followed the prediction (within {}) except at {}, "
         "where the resend cost more (or less) than its share of tokens: see the rows.",
         kRatioTolerance, fmt::join(where, ", "));
   }

@@ -57,8 +57,12 @@ struct PositionSummary {
   std::string edit_position;
   int prompt_tokens = 0;
   int pairs = 0;
-  std::optional<double> one_minus_f;       // fractions only
-  std::optional<double> expected_ratio;    // median over pairs of PairResult::expected_ratio
+  std::optional<double> one_minus_f;     // fractions only
+  std::optional<double> expected_ratio;  // median over pairs of PairResult::expected_ratio
+  // The same share of the attention work: with every token's cost growing with its position, the
+  // tokens from the first difference on are the dear ones, e (2 - e) for a share e. The measured
+  // ratio belongs between expected_ratio (every token costs the same) and this.
+  std::optional<double> attention_ratio;
   std::optional<double> first_diff_share;  // median first_diff / tokens
   std::optional<double> prompt_ms_ratio;   // median
   std::optional<stats::Interval> prompt_ms_ci;
@@ -73,7 +77,8 @@ struct PositionSummary {
   double median_expected_cache_n = 0;
   bool reuse_exact = false;     // cache_n equalled the prediction in every checked pair
   bool reuse_inferred = false;  // no pair had a cache_n: reuse is judged from the time alone
-  // reuse_exact (or reuse_inferred), and the time ratio within kRatioTolerance.
+  // reuse_exact (or reuse_inferred), and the time ratio from expected_ratio to attention_ratio,
+  // kRatioTolerance either side.
   bool consistent = false;
   std::string verdict;  // in words
 };

@@ -250,6 +250,7 @@ nlohmann::json prefix_to_json(const PrefixReport& report) {
                   {"pairs", r.pairs},
                   {"one_minus_f", opt_json(r.one_minus_f)},
                   {"expected_ratio", opt_json(r.expected_ratio)},
+                  {"attention_ratio", opt_json(r.attention_ratio)},
                   {"prompt_ms_ratio", opt_json(r.prompt_ms_ratio)},
                   {"prompt_ms_ci", ci_json(r.prompt_ms_ci)},
                   {"ttft_ratio", opt_json(r.ttft_ratio)},

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/http/transport.h"
 #include "harness/prompt/prompt.h"
 
 namespace kvbench::run {
@@ -52,8 +53,10 @@ PreparedCall CallRecords::prepare(backend::Backend& be, const plan::PlannedCall&
     }
     p.first_line_tokens = be.count_tokens(r.nonce + "\n");
   } catch (const Error& e) {
-    r.outcome = Outcome::tokenize_error;
-    r.error = e.what();
+    // Cut off by Ctrl-C while tokenizing: an aborted call, which --resume repeats.
+    const bool cut = http::interrupted();
+    r.outcome = cut ? Outcome::aborted : Outcome::tokenize_error;
+    r.error = cut ? std::string(http::kInterruptedError) : e.what();
     return p;
   }
   p.ready = true;

@@ -110,8 +110,8 @@ TEST(Prefix, NoReuseShorterReuseAndSlowTimeAreNamed) {
   EXPECT_EQ(rows[1].verdict, "no prefix reuse: the resend was read in full");
   EXPECT_EQ(rows[2].verdict,
             "prefix reuse up to the first difference (cache_n exact), but the resend took 0.751 "
-            "of the cold read where its share of tokens is 0.250: tokens late in a prompt cost "
-            "more to read (attention over a longer context), or the machine was busy");
+            "of the cold read, more than its share of tokens (0.250) and of the attention work "
+            "(0.438): the machine was busy, or the resend was slowed otherwise");
   EXPECT_TRUE(rows[2].reuse_exact);
   EXPECT_FALSE(rows[0].reuse_exact);
   for (const auto& r : rows) {
@@ -124,14 +124,31 @@ TEST(Prefix, NoReuseShorterReuseAndSlowTimeAreNamed) {
 TEST(Prefix, ExactReuseWithASlowResendIsStillNamedPrefixReuse) {
   std::vector<CallRecord> calls;
   add_pair(calls, "0.25", 250, 250);
-  add_pair(calls, "0.75", 750, 750, 1.6);  // 400 ms for 250 tokens: 0.40 of the cold read
+  add_pair(calls, "0.75", 750, 750, 2.5);  // 625 ms for 250 tokens: 0.63 of the cold read
   const auto rows = summarize_positions(collect_pairs(calls), lesson_figures());
   EXPECT_TRUE(rows[0].consistent);
-  EXPECT_FALSE(rows[1].consistent);
+  EXPECT_FALSE(rows[1].consistent) << "above even the attention share, 0.44";
   EXPECT_EQ(overall_verdict(rows),
             "Prefix reuse up to the first difference: the server's cache_n equalled the shared "
-            "prefix in every pair. The time followed within 0.1 of the prediction except at 0.75, "
+            "prefix in every pair. The time followed the prediction (within 0.1) except at 0.75, "
             "where the resend cost more (or less) than its share of tokens: see the rows.");
+}
+
+// Attention makes late tokens dearer: a resend of the last quarter may cost up to its share of
+// the attention work, 1 - 0.75^2 = 0.44 of the cold read, and is still consistent.
+TEST(Prefix, AResendBetweenItsTokenShareAndItsAttentionShareIsConsistent) {
+  std::vector<CallRecord> calls;
+  add_pair(calls, "0.75", 750, 750, 1.6);  // 400 ms for 250 tokens: 0.40 of the cold read
+  const auto rows = summarize_positions(collect_pairs(calls), lesson_figures());
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_TRUE(rows[0].consistent);
+  ASSERT_TRUE(rows[0].attention_ratio);
+  EXPECT_NEAR(*rows[0].attention_ratio, 1 - 0.75 * 0.75, 0.001);
+  EXPECT_EQ(rows[0].verdict,
+            "consistent with prefix reuse up to the first difference; the resend took 0.400 of "
+            "the cold read, between its share of tokens (0.250) and its share of the attention "
+            "work (0.438): tokens late in a prompt cost more to read");
+  EXPECT_THAT(overall_verdict(rows), HasSubstr("Consistent with prefix reuse"));
 }
 
 TEST(Prefix, MarkdownHasTheTableChecksVerdictAndPutLastLine) {
