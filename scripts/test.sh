@@ -6,10 +6,11 @@
 # KVBENCH_SKIP_FUZZ=1 leaves those out. Extra arguments go to the main ctest run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup-deps.sh"
+"$root/scripts/setup-deps.sh" --for test
 "$root/scripts/get-llama-server.sh"
 "$root/scripts/check-format.sh"
-"$root/scripts/build.sh" -DKVBENCH_WERROR=ON
+# Tests and benchmarks on: a build folder the quick start configured has them off.
+"$root/scripts/build.sh" -DKVBENCH_WERROR=ON -DKVBENCH_TESTS=ON -DKVBENCH_BENCH=ON
 (cd "${KVBENCH_BUILD_DIR:-$root/build}" && ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@") |
   tee "${TMPDIR:-/tmp}/kvbench-ctest.log"
 main_summary=$(grep -E 'tests passed|tests failed' "${TMPDIR:-/tmp}/kvbench-ctest.log" | tail -n 1)
