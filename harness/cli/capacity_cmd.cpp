@@ -65,7 +65,9 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
     std::ostringstream md;
     report::write_capacity_markdown(md, result.summary);
     std::ofstream(result.dir / "capacity.md") << md.str();
-    std::cout << md.str() << "\nresults: " << result.dir.string() << "\n";
+    std::cout << md.str();
+    std::cout.flush();
+    fmt::print(stderr, "results: {}\n", result.dir.string());
     exit_code = 0;
   });
 }

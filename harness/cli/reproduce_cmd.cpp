@@ -136,7 +136,8 @@ int reproduce(const ReproduceOptions& o) {
   if (!o.no_plots) {
     write_plots(ro.results_root);
   }
-  std::cout << "\nresults: " << ro.results_root.string() << "\n";
+  std::cout.flush();
+  fmt::print(stderr, "results: {}\n", ro.results_root.string());
   if (process::stop_requested()) {
     return 128 + process::stop_signal();
   }

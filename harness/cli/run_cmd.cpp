@@ -1,10 +1,12 @@
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/server_options.h"
+#include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/summary.h"
@@ -62,8 +64,20 @@ void setup_run_command(CLI::App& app, int& exit_code) {
     auto loaded = results::load_run(summary.run_dir);
     const auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
                                              std::move(loaded.warnings), loaded.answers);
-    report::write_markdown(std::cout, report);
-    std::cout << "\nresults: " << summary.run_dir.string() << "\n";
+    // The report stays with the run: report.md and summary.json (what `kvbench report --json`
+    // writes), replaced whole, so stdout can be redirected into a clean Markdown file.
+    std::ostringstream md;
+    report::write_markdown(md, report);
+    {
+      AtomicFileWriter out(summary.run_dir / "report.md");
+      out.write(md.str());
+      out.commit();
+    }
+    results::write_json_atomic(summary.run_dir / "summary.json", report::to_json(report));
+    std::cout << md.str();
+    std::cout.flush();
+    fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
+               summary.run_dir.string());
     if (!summary.complete) {
       fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
       exit_code = process::stop_requested() ? 128 + process::stop_signal() : 1;

@@ -1,5 +1,11 @@
 #include "harness/cli/server_options.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+
 namespace kvbench::cli {
 
 void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& results_help,
@@ -17,8 +23,39 @@ void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& r
                   "not ready by then is stopped and its block recorded as never started")
       ->check(CLI::Range(1, kMaxStartTimeoutS))
       ->capture_default_str();
+  cmd->add_option("--label", o.labels,
+                  "NAME=VALUE kept in run.json and shown in the report (repeatable), e.g. "
+                  "--label host=ci-7 --label commit=abc123");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
 }
+
+namespace {
+
+std::pair<std::string, std::string> parse_label(const std::string& given) {
+  const auto eq = given.find('=');
+  const std::string name = given.substr(0, eq);
+  const auto bad = [&](const std::string& why) {
+    return InputError(fmt::format("--label '{}': {}", given, why));
+  };
+  if (eq == std::string::npos) {
+    throw bad("expected NAME=VALUE");
+  }
+  if (name.empty() || name.size() > 64 ||
+      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+          std::string::npos) {
+    throw bad("the name must be 1 to 64 letters, digits, '_', '.' or '-'");
+  }
+  const std::string value = given.substr(eq + 1);
+  if (value.empty() || value.size() > 256 ||
+      std::any_of(value.begin(), value.end(),
+                  [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; }) ||
+      value.find_first_not_of(' ') == std::string::npos) {
+    throw bad("the value must be 1 to 256 printable characters, not only spaces");
+  }
+  return {name, value};
+}
+
+}  // namespace
 
 run::RunOptions to_run_options(const ServerCliOptions& o) {
   run::RunOptions ro;
@@ -29,6 +66,12 @@ run::RunOptions to_run_options(const ServerCliOptions& o) {
   ro.models_dir = o.models_dir;
   ro.progress = !o.quiet;
   ro.ready_timeout = std::chrono::seconds(o.start_timeout_s);
+  for (const auto& given : o.labels) {
+    auto [name, value] = parse_label(given);
+    if (!ro.labels.emplace(name, value).second) {
+      throw InputError(fmt::format("--label {}: given twice", name));
+    }
+  }
   return ro;
 }
 

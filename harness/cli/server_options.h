@@ -3,6 +3,7 @@
 // server binary, model and URL, where synthetic models live, and whether progress is shown.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,19 +18,22 @@ struct ServerCliOptions {
   std::string url;
   std::string models_dir;
   int start_timeout_s = 300;
+  std::vector<std::string> labels;  // --label k=v, as given
   bool quiet = false;
 };
 
 // How long a managed server may take to answer its readiness check (seconds).
 inline constexpr int kMaxStartTimeoutS = 3600;
 
-// Registers --results (described by `results_help`), --server-bin, --models-dir, --start-timeout
-// and -q; with
+// Registers --results (described by `results_help`), --server-bin, --models-dir, --start-timeout,
+// --label and -q; with
 // `model_and_url` also --model and --url.
 void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& results_help,
                         bool model_and_url = true);
 
-// The run options these stand for.
+// The run options these stand for. Throws InputError for a --label that is not NAME=VALUE (a name
+// of letters, digits, '_', '.' and '-', at most 64 characters; a value of 1 to 256 printable
+// characters) or a name given twice.
 run::RunOptions to_run_options(const ServerCliOptions& o);
 
 }  // namespace kvbench::cli

@@ -392,6 +392,13 @@ void write_markdown(std::ostream& out, const RunReport& report) {
     out << fmt::format("- machine: {}, {} logical cores\n", m.value("cpu_model", "?"),
                        m.value("logical_cores", 0));
   }
+  if (!run.labels.empty()) {
+    std::vector<std::string> items;
+    for (const auto& [name, value] : run.labels) {
+      items.push_back(name + "=" + value);
+    }
+    out << fmt::format("- labels: {}\n", fmt::join(items, ", "));
+  }
   std::vector<std::string> machine_warnings;
   for (const auto& b : run.blocks) {
     for (const auto& w : b.object("machine_state").value("warnings", json::array())) {

@@ -17,12 +17,12 @@ constexpr std::array<std::string_view, 13> kBlockFields = {
     "index",    "replica", "num_ctx", "cache_type", "variant", "slots",       "error",
     "restarts", "url",     "log",     "argv",       "pid",     "memory_notes"};
 
-constexpr std::array<std::string_view, 19> kRunFields = {
+constexpr std::array<std::string_view, 20> kRunFields = {
     "manifest_version", "kvbench",  "run_id",        "status",
     "started",          "finished", "scenario_file", "scenario",
     "scenario_hash",    "plan",     "server",        "model",
     "machine",          "variants", "blocks",        "first_call_epoch_s",
-    "resumed",          "extended", "summary"};
+    "resumed",          "extended", "summary",       "labels"};
 
 template <std::size_t N>
 bool known(const std::array<std::string_view, N>& fields, const std::string& key) {
@@ -187,6 +187,9 @@ void to_json(json& j, const RunManifest& m) {
   put_present(j, "resumed", m.resumed);
   put_present(j, "extended", m.extended);
   put_present(j, "summary", m.summary);
+  if (!m.labels.empty()) {
+    j["labels"] = m.labels;
+  }
 }
 
 RunManifest manifest_from_json(const json& j, const std::string& source) {
@@ -245,6 +248,8 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     read(j, field, m.extended);
     field = "summary";
     read(j, field, m.summary);
+    field = "labels";
+    read(j, field, m.labels);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: field \"{}\": {}", source, field, e.what()));
   }

@@ -6,6 +6,7 @@
 // read and written back unchanged.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +101,8 @@ struct RunManifest {
   nlohmann::json resumed;   // one entry per resume; null if never resumed
   nlohmann::json extended;  // one entry per extension; null if never extended
   nlohmann::json summary;   // calls, failed, flagged, complete; null until the run ends
+  // The user's own labels (`kvbench run --label k=v`): name to value, in name order.
+  std::map<std::string, std::string> labels;
   nlohmann::json other = nlohmann::json::object();  // fields this version does not know
 
   // The model's shape, when run.json records one with the fields the KV arithmetic needs.

@@ -152,6 +152,7 @@ void Runner::start_run(const SessionInfo& found) {
   m.server = found.server;
   m.model = found.model;
   m.machine = measure::machine_info();
+  m.labels = o_.labels;
   if (!s_.variants.empty()) {
     // The resolved server spec of each variant, with what preparing it found.
     m.variants = s_.resolved.value("variants", json::array());

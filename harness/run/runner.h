@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,7 @@ struct RunOptions {
   std::filesystem::path models_dir;  // where synthetic models are written; empty = default
   bool progress = true;              // a progress line on stderr per call
   std::chrono::seconds ready_timeout{300};
+  std::map<std::string, std::string> labels;  // --label k=v, kept in run.json
 };
 
 struct RunSummary {

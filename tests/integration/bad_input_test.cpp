@@ -148,6 +148,30 @@ TEST(BadInput, AResultsFolderThatCannotBeWrittenIsRefusedBeforeAnythingStarts) {
   }
 }
 
+TEST(BadInput, ALabelThatIsNotNameEqualsValueIsRefusedBeforeAnythingStarts) {
+  const fs::path dir = fresh_dir("bad-label");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "x",
+    "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]}})");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"no-equals", "expected NAME=VALUE"},
+      {"=v", "the name must be"},
+      {"bad name=v", "the name must be"},
+      {"k=", "the value must be"},
+      {"k=   ", "the value must be"}};
+  for (const auto& [label, why] : cases) {
+    const auto r = run_kvbench(
+        {"run", scenario, "--label", label, "--results", (dir / "runs").string(), "-q"}, 60);
+    EXPECT_EQ(r.exit_code, 2) << label << ": " << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("--label '" + label + "': " + why)) << label;
+  }
+  const auto twice = run_kvbench({"run", scenario, "--label", "k=a", "--label", "k=b", "--results",
+                                  (dir / "runs").string(), "-q"},
+                                 60);
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_THAT(twice.err, ::testing::HasSubstr("--label k: given twice"));
+  EXPECT_FALSE(fs::exists(dir / "runs"));
+}
+
 TEST(BadInput, PlanRefusesTheSameFiles) {
   for (const auto& file : corpus()) {
     const std::string name = file.filename().string();

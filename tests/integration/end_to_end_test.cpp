@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -39,11 +41,22 @@ void expect_no_server_left(const nlohmann::json& run) {
 TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   const fs::path results = fresh_dir("quickstart");
   const auto r = run_kvbench({"run", std::string(KVBENCH_SOURCE_DIR) + "/scenarios/quickstart.json",
-                              "--results", results.string()});
+                              "--results", results.string(), "--label", "host=ci-7", "--label",
+                              "commit=abc 123"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| 4096 | f16 | 2048 |"));
   const fs::path run_dir = only_run_dir(results);
+  // The report stays in the run folder, and stdout is that Markdown and nothing else.
+  std::ifstream md_file(run_dir / "report.md");
+  const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(md, r.out);
+  EXPECT_THAT(md, HasSubstr("- labels: commit=abc 123, host=ci-7"));
+  EXPECT_THAT(r.err, HasSubstr("results: " + run_dir.string()));
+  const auto kept = read_json(run_dir / "summary.json");
+  EXPECT_EQ(kept["run"]["labels"]["host"], "ci-7");
+  EXPECT_FALSE(kept["conditions"].empty());
   const auto run = read_json(run_dir / "run.json");
+  EXPECT_EQ(run["labels"]["commit"], "abc 123");
   EXPECT_EQ(run["status"], "complete");
   EXPECT_EQ(run["scenario"]["name"], "quickstart");
   EXPECT_THAT(run["server"]["version"].get<std::string>(), HasSubstr("version:"));
@@ -82,6 +95,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
                    "--calls-csv", (results / "calls.csv").string()});
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   const auto summary = read_json(results / "summary.json");
+  EXPECT_EQ(summary["conditions"], kept["conditions"]) << "the run's own summary.json is the same";
   ASSERT_EQ(summary["conditions"].size(), 3U);
   EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
   EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 12);

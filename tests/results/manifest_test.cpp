@@ -153,5 +153,18 @@ TEST(Manifest, ModelShapeNeedsTheFieldsOfTheArithmetic) {
   EXPECT_FALSE(model_shape(json()));
 }
 
+TEST(Manifest, LabelsRoundTripAndAreLeftOutWhenNone) {
+  RunManifest m;
+  m.run_id = "r";
+  EXPECT_FALSE(json(m).contains("labels"));
+  m.labels = {{"host", "ci-7"}, {"commit", "abc"}};
+  const json j = m;
+  EXPECT_EQ(j["labels"], json({{"commit", "abc"}, {"host", "ci-7"}}));
+  EXPECT_EQ(manifest_from_json(j, "run.json").labels, m.labels);
+  json wrong = j;
+  wrong["labels"] = json::array({"x"});
+  EXPECT_THROW(manifest_from_json(wrong, "run.json"), InputError);
+}
+
 }  // namespace
 }  // namespace kvbench::results
