@@ -13,5 +13,6 @@ void setup_gate_command(CLI::App& app, int& exit_code);
 void setup_history_command(CLI::App& app, int& exit_code);
 void setup_reproduce_command(CLI::App& app, int& exit_code);
 void setup_capacity_command(CLI::App& app, int& exit_code);
+void setup_compare_command(CLI::App& app, int& exit_code);
 
 }  // namespace kvbench::cli

@@ -133,6 +133,31 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(read_json(results / "summary2.json")["analysis"], analysis);
 }
 
+// kvbench compare on the recorded runs: a run against itself has ratio 1 everywhere and differs in
+// nothing; two runs with no condition in common say so and exit 1; a missing folder is bad input.
+TEST(EndToEnd, CompareSetsTwoRunFoldersSideBySide) {
+  const std::string runs = std::string(KVBENCH_SOURCE_DIR) + "/tests/data/runs/";
+  const fs::path dir = fresh_dir("compare");
+  const auto same = run_kvbench(
+      {"compare", runs + "quickstart", runs + "quickstart", "--json", (dir / "c.json").string()});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("## kvbench compare (descriptive, not a test)"));
+  EXPECT_THAT(same.out, HasSubstr("the same kvbench, server, model, machine, scenario"));
+  const auto j = read_json(dir / "c.json");
+  ASSERT_FALSE(j["rows"].empty());
+  for (const auto& row : j["rows"]) {
+    EXPECT_DOUBLE_EQ(row["ratio"].get<double>(), 1.0) << row.dump();
+  }
+  const auto apart = run_kvbench({"compare", runs + "quickstart", runs + "prefix-reuse-tiny"});
+  EXPECT_THAT(apart.out, HasSubstr("differs: "));
+  if (apart.out.find("No condition was measured by both runs") != std::string::npos) {
+    EXPECT_EQ(apart.exit_code, 1);
+  }
+  const auto missing = run_kvbench({"compare", runs + "quickstart", (dir / "nothing").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_THAT(missing.err, HasSubstr("not a kvbench run folder"));
+}
+
 TEST(EndToEnd, RepeatedPromptWithoutNonceIsCaughtReadingFromCache) {
   const fs::path results = fresh_dir("trap");
   const std::string scenario = write_file(results, "trap.json", R"({

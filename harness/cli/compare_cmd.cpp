@@ -1,0 +1,53 @@
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/core/error.h"
+#include "harness/report/compare.h"
+#include "harness/results/results.h"
+
+namespace kvbench::cli {
+
+namespace {
+struct CompareCliOptions {
+  std::string a;
+  std::string b;
+  std::string json;
+};
+}  // namespace
+
+void setup_compare_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CompareCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Two run folders side by side: each condition's medians, B / A with a bootstrap interval, "
+      "and what differs between the runs (descriptive, not a test: the gate is the test)");
+  cmd->add_option("RUN_A", o->a, "The first run folder (A)")->required();
+  cmd->add_option("RUN_B", o->b, "The second run folder (B)")->required();
+  cmd->add_option("--json", o->json, "Also write the comparison as JSON to this file");
+  cmd->callback([o, &exit_code] {
+    const auto a = results::load_run(o->a);
+    const auto b = results::load_run(o->b);
+    for (const auto& w : a.warnings) {
+      fmt::print(stderr, "warning: {}: {}\n", o->a, w);
+    }
+    for (const auto& w : b.warnings) {
+      fmt::print(stderr, "warning: {}: {}\n", o->b, w);
+    }
+    const auto c = report::compare_runs(a, o->a, b, o->b);
+    if (!o->json.empty()) {
+      std::ofstream out(o->json);
+      if (!out) {
+        throw InputError(fmt::format("--json {}: cannot be written", o->json));
+      }
+      out << report::to_json(c).dump(2) << "\n";
+    }
+    report::write_compare_markdown(std::cout, c);
+    exit_code = c.rows.empty() ? 1 : 0;
+  });
+}
+
+}  // namespace kvbench::cli
