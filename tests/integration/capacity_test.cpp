@@ -47,6 +47,15 @@ TEST(Capacity, SearchesUpToMaxAndKeepsEveryLevelsRecords) {
   const fs::path cap_dir = only_run_dir(dir / "results");
   const auto cap = read_json(cap_dir / "capacity.json");
   EXPECT_EQ(cap["status"], "complete");
+  // `kvbench report` on the capacity folder: --json - is its summary alone on stdout; the tables
+  // of a run folder are refused rather than ignored.
+  const auto as_json = run_kvbench({"report", cap_dir.string(), "--json", "-"});
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(nlohmann::json::parse(as_json.out), cap);
+  const auto as_csv = run_kvbench({"report", cap_dir.string(), "--csv", (dir / "c.csv").string()});
+  EXPECT_EQ(as_csv.exit_code, 2);
+  EXPECT_THAT(as_csv.err, ::testing::HasSubstr("a capacity folder has no per-condition"));
+  EXPECT_FALSE(fs::exists(dir / "c.csv"));
   const int answer = cap["answer"].get<int>();
   EXPECT_GE(answer, 0);
   EXPECT_LE(answer, 4);

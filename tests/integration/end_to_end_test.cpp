@@ -153,6 +153,13 @@ TEST(EndToEnd, CompareSetsTwoRunFoldersSideBySide) {
   if (apart.out.find("No condition was measured by both runs") != std::string::npos) {
     EXPECT_EQ(apart.exit_code, 1);
   }
+  // `kvbench report --json -`: the JSON alone on stdout; two outputs on stdout are refused.
+  const auto json_out = run_kvbench({"report", runs + "quickstart", "--json", "-"});
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  EXPECT_EQ(nlohmann::json::parse(json_out.out)["run"]["run_id"], j["a"]["run_id"]);
+  const auto two = run_kvbench({"report", runs + "quickstart", "--json", "-", "--csv", "-"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_THAT(two.err, HasSubstr("only one of --csv, --calls-csv and --json can be -"));
   const auto missing = run_kvbench({"compare", runs + "quickstart", (dir / "nothing").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_THAT(missing.err, HasSubstr("not a kvbench run folder"));
