@@ -13,9 +13,27 @@
 #include "harness/process/signals.h"
 
 int main(int argc, char** argv) {
+  // Named here, so --help shows "kvbench", not the path it was started by.
   CLI::App app{
       "kvbench: time-to-first-token, decode rate, KV-cache memory and prefix reuse of "
-      "local LLM servers, measured with shuffled calls and fitted drift"};
+      "local LLM servers, measured with shuffled calls and fitted drift",
+      "kvbench"};
+  app.footer(
+      "Examples:\n"
+      "  kvbench run scenarios/quickstart.json            the default scenario, managed server\n"
+      "  kvbench run s.json --url http://127.0.0.1:8080   attach to a running llama-server\n"
+      "  kvbench report results/<run> --json -            a run's summary as JSON\n"
+      "  kvbench compare results/<a> results/<b>          two runs side by side\n"
+      "  kvbench gate scenarios/my-ab.json                the CI performance gate\n"
+      "\n"
+      "Exit codes: 0 done; 1 an error, a run stopped incomplete, or the gate failed; 2 bad input\n"
+      "(nothing was started); 3 a run short of its plan, or the gate inconclusive; 130\n"
+      "interrupted (Ctrl-C).\n"
+      "\n"
+      "Environment: KVBENCH_LLAMA_SERVER and KVBENCH_OLLAMA (the server binaries, unless\n"
+      "--server-bin), KVBENCH_MODELS_DIR (synthetic models; else $XDG_CACHE_HOME/kvbench/models\n"
+      "or ~/.cache/kvbench/models), the variable server.api_key_env names (an API key, read\n"
+      "only from there), GITHUB_STEP_SUMMARY (the gate appends its verdict).\n");
   app.set_version_flag("--version",
                        fmt::format("kvbench {} ({})", kvbench::kVersion, kvbench::kGitRevision));
   app.require_subcommand(1);

@@ -25,9 +25,10 @@ void setup_compare_command(CLI::App& app, int& exit_code) {
       "compare",
       "Two run folders side by side: each condition's medians, B / A with a bootstrap interval, "
       "and what differs between the runs (descriptive, not a test: the gate is the test)");
-  cmd->add_option("RUN_A", o->a, "The first run folder (A)")->required();
-  cmd->add_option("RUN_B", o->b, "The second run folder (B)")->required();
-  cmd->add_option("--json", o->json, "Also write the comparison as JSON to this file");
+  cmd->add_option("RUN_A", o->a, "The first run folder (A)")->required()->type_name("RUN_DIR");
+  cmd->add_option("RUN_B", o->b, "The second run folder (B)")->required()->type_name("RUN_DIR");
+  cmd->add_option("--json", o->json, "Also write the comparison as JSON to this file")
+      ->type_name("FILE");
   cmd->callback([o, &exit_code] {
     const auto a = results::load_run(o->a);
     const auto b = results::load_run(o->b);

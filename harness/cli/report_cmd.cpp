@@ -36,10 +36,14 @@ void setup_report_command(CLI::App& app, int& exit_code) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("report", "Summarise a run folder (works offline)");
-  cmd->add_option("run_dir", o->run_dir, "Run folder (results/<run>)")->required();
-  cmd->add_option("--csv", o->csv, "Write the per-condition table as CSV (- for stdout)");
-  cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call (- for stdout)");
-  cmd->add_option("--json", o->json, "Write the summary as JSON (- for stdout)");
+  cmd->add_option("run_dir", o->run_dir, "Run folder (results/<run>)")
+      ->required()
+      ->type_name("RUN_DIR");
+  cmd->add_option("--csv", o->csv, "Write the per-condition table as CSV (- for stdout)")
+      ->type_name("FILE");
+  cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call (- for stdout)")
+      ->type_name("FILE");
+  cmd->add_option("--json", o->json, "Write the summary as JSON (- for stdout)")->type_name("FILE");
   cmd->callback([o, &exit_code] {
     const std::filesystem::path capacity = std::filesystem::path(o->run_dir) / "capacity.json";
     if (std::filesystem::exists(capacity)) {  // a `kvbench capacity` folder
@@ -67,7 +71,8 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     }
     const int to_stdout = (o->csv == "-") + (o->calls_csv == "-") + (o->json == "-");
     if (to_stdout > 1) {
-      throw InputError("kvbench report: only one of --csv, --calls-csv and --json can be - (stdout)");
+      throw InputError(
+          "kvbench report: only one of --csv, --calls-csv and --json can be - (stdout)");
     }
     const auto loaded = results::load_run(o->run_dir);
     for (const auto& w : loaded.warnings) {

@@ -29,13 +29,16 @@ struct RunCliOptions {
 void setup_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunCliOptions>();
   auto* cmd = app.add_subcommand("run", "Run a scenario and record every call");
-  auto* scenario_opt =
-      cmd->add_option("scenario", o->scenario, "Scenario file (JSON, comments allowed)");
+  auto* scenario_opt = cmd->add_option("scenario", o->scenario,
+                                       "Scenario file (JSON, comments allowed; - for stdin)")
+                           ->type_name("FILE");
   auto* resume_opt = cmd->add_option("--resume", o->resume,
-                                     "Complete an interrupted run in this run folder instead");
+                                     "Complete an interrupted run in this run folder instead")
+                         ->type_name("RUN_DIR");
   auto* extend_opt =
       cmd->add_option("--extend", o->extend,
-                      "Add counterbalanced variant block sets (ABBA) to this finished run folder");
+                      "Add counterbalanced variant block sets (ABBA) to this finished run folder")
+          ->type_name("RUN_DIR");
   cmd->add_option("--sets", o->sets, "How many sets --extend adds")->capture_default_str();
   scenario_opt->excludes(resume_opt);
   scenario_opt->excludes(extend_opt);

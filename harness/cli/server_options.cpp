@@ -10,22 +10,38 @@ namespace kvbench::cli {
 
 void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& results_help,
                         bool model_and_url) {
-  cmd->add_option("--results", o.results, results_help)->capture_default_str();
-  cmd->add_option("--server-bin", o.server_bin, "llama-server or ollama executable (managed mode)");
+  const std::string group = "Server and results";
+  cmd->add_option("--results", o.results, results_help)
+      ->capture_default_str()
+      ->type_name("DIR")
+      ->group(group);
+  cmd->add_option("--server-bin", o.server_bin, "llama-server or ollama executable (managed mode)")
+      ->type_name("FILE")
+      ->group(group);
   if (model_and_url) {
     cmd->add_option("--model", o.model,
-                    "Model: a GGUF path, synthetic:<preset>, or an Ollama model name");
-    cmd->add_option("--url", o.url, "Attach to a running server at this URL instead");
+                    "Model: a GGUF path, synthetic:<preset>, or an Ollama model name")
+        ->type_name("MODEL")
+        ->group(group);
+    cmd->add_option("--url", o.url, "Attach to a running server at this URL instead")
+        ->type_name("URL")
+        ->group(group);
   }
-  cmd->add_option("--models-dir", o.models_dir, "Where synthetic models are written");
+  cmd->add_option("--models-dir", o.models_dir, "Where synthetic models are written")
+      ->type_name("DIR")
+      ->group(group);
   cmd->add_option("--start-timeout", o.start_timeout_s,
                   "Seconds a managed server may take to become ready (1 to 3600); one that is "
                   "not ready by then is stopped and its block recorded as never started")
       ->check(CLI::Range(1, kMaxStartTimeoutS))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name("SECONDS")
+      ->group(group);
   cmd->add_option("--label", o.labels,
                   "NAME=VALUE kept in run.json and shown in the report (repeatable), e.g. "
-                  "--label host=ci-7 --label commit=abc123");
+                  "--label host=ci-7 --label commit=abc123")
+      ->type_name("NAME=VALUE")
+      ->group(group);
   cmd->add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
 }
 

@@ -165,6 +165,21 @@ TEST(EndToEnd, CompareSetsTwoRunFoldersSideBySide) {
   EXPECT_THAT(missing.err, HasSubstr("not a kvbench run folder"));
 }
 
+// --help names the program, not the path it was started by, types its paths, groups the server
+// options, and ends with examples, the exit codes and the environment.
+TEST(EndToEnd, HelpNamesTheProgramTypesPathsAndListsExitCodes) {
+  const auto r = run_kvbench({"run", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("Usage: kvbench run [OPTIONS] [scenario]"));
+  EXPECT_THAT(r.out, HasSubstr("scenario FILE"));
+  EXPECT_THAT(r.out, HasSubstr("--resume RUN_DIR"));
+  EXPECT_THAT(r.out, HasSubstr("Server and results:"));
+  EXPECT_THAT(r.out, HasSubstr("--results DIR=results"));
+  EXPECT_THAT(r.out, HasSubstr("Exit codes: 0 done;"));
+  EXPECT_THAT(r.out, HasSubstr("KVBENCH_LLAMA_SERVER"));
+  EXPECT_EQ(r.out.find(KVBENCH_BINARY), std::string::npos) << "the full path is not shown";
+}
+
 TEST(EndToEnd, RepeatedPromptWithoutNonceIsCaughtReadingFromCache) {
   const fs::path results = fresh_dir("trap");
   const std::string scenario = write_file(results, "trap.json", R"({
