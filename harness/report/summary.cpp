@@ -563,7 +563,9 @@ json to_json(const RunReport& report) {
     conds.push_back(cj);
   }
   const auto& cache = report.cache;
-  json out = {{"conditions", conds},
+  json out = {{"schema", "kvbench.report"},
+              {"schema_version", 1},
+              {"conditions", conds},
               {"prompt_cache",
                {{"timed_ok", cache.timed_ok},
                 {"predicted", cache.predicted},
