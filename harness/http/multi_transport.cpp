@@ -236,22 +236,29 @@ void MultiTransport::interrupt_all() {
   std::vector<std::unique_ptr<Transfer>> ending = std::move(busy_);
   busy_.clear();
   const Nanos finished = clock_.now();
+  std::vector<std::pair<Result, Done>> ended;
   for (auto& t : ending) {
-    curl_multi_remove_handle(multi_->get(), t->easy.get());
-    --active_;
-    t->result.finished = finished;
-    t->state.interrupted = true;
-    t->result.http_status = curl_detail::get_info<long>(t->easy.get(), CURLINFO_RESPONSE_CODE);
-    t->result.outcome = Outcome::aborted;
-    t->result.error = std::string(kInterruptedError);
+    t->state.interrupted = true;  // as if its progress callback had stopped it
+    ended.push_back(retire(std::move(t), CURLE_ABORTED_BY_CALLBACK, finished));
   }
-  for (auto& t : ending) {
-    Result result = std::move(t->result);
-    Done done = std::move(t->done);
-    t->sink = nullptr;
-    idle_.push_back(std::move(t));
+  for (auto& [result, done] : ended) {
     done(std::move(result));
   }
+}
+
+// The call's handle leaves the multi handle and is kept for reuse; its Result is filled as any
+// finished transfer's is. Returns the Result and the Done callback to hand it to.
+std::pair<Result, MultiTransport::Done> MultiTransport::retire(std::unique_ptr<Transfer> t,
+                                                               int code, Nanos finished) {
+  curl_multi_remove_handle(multi_->get(), t->easy.get());
+  --active_;
+  t->result.finished = finished;
+  curl_detail::finish_result(t->easy.get(), static_cast<CURLcode>(code), t->state,
+                             t->error_buffer.data());
+  std::pair<Result, Done> out{std::move(t->result), std::move(t->done)};
+  t->sink = nullptr;
+  idle_.push_back(std::move(t));
+  return out;
 }
 
 void MultiTransport::act_and_finish() {
@@ -280,15 +287,8 @@ void MultiTransport::finish_ended() {
     std::unique_ptr<Transfer> t = std::move(*it);
     *it = std::move(busy_.back());
     busy_.pop_back();
-    curl_multi_remove_handle(multi_->get(), easy);
-    --active_;
-    t->result.finished = finished;
-    curl_detail::finish_result(easy, code, t->state, t->error_buffer.data());
     const std::exception_ptr sink_exception = t->state.sink_exception;
-    Result result = std::move(t->result);
-    Done done = std::move(t->done);
-    t->sink = nullptr;
-    idle_.push_back(std::move(t));
+    auto [result, done] = retire(std::move(t), code, finished);
     if (sink_exception) {
       std::rethrow_exception(sink_exception);
     }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "harness/core/clock.h"
@@ -46,6 +47,7 @@ class MultiTransport final : public ConcurrentTransport {
   void act_and_finish();
   void finish_ended();
   void interrupt_all();
+  std::pair<Result, Done> retire(std::unique_ptr<Transfer> t, int code, Nanos finished);
 
   const Clock& clock_;
   std::unique_ptr<Multi> multi_;

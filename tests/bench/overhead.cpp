@@ -100,6 +100,13 @@ struct Truth {
   std::vector<std::int64_t> send_ns;
 };
 
+// One line of the stub's log into `out`, by request id.
+void add_truth(std::map<int, Truth>& out, const std::string& line) {
+  const json j = json::parse(line);
+  out[j["id"].get<int>()] = {j["recv_ns"].get<std::int64_t>(),
+                             j["send_ns"].get<std::vector<std::int64_t>>()};
+}
+
 // The stub process: started in the constructor, killed and reaped in the destructor.
 class Stub {
  public:
@@ -156,9 +163,7 @@ class Stub {
         break;  // no newline yet: the stub is still writing it
       }
       read_to_ += line.size() + 1;
-      const json j = json::parse(line);
-      out[j["id"].get<int>()] = {j["recv_ns"].get<std::int64_t>(),
-                                 j["send_ns"].get<std::vector<std::int64_t>>()};
+      add_truth(out, line);
     }
     return out;
   }
@@ -168,9 +173,7 @@ class Stub {
     std::map<int, Truth> out;
     std::ifstream in(log_);
     for (std::string line; std::getline(in, line);) {
-      const json j = json::parse(line);
-      out[j["id"].get<int>()] = {j["recv_ns"].get<std::int64_t>(),
-                                 j["send_ns"].get<std::vector<std::int64_t>>()};
+      add_truth(out, line);
     }
     std::ofstream(log_, std::ios::trunc);
     return out;
