@@ -20,9 +20,24 @@ json anthropic_body(const AnthropicTarget& target, const CompletionSpec& spec) {
                {"stream", true},
                {"temperature", 0.0},
                {"messages", json::array({{{"role", "user"}, {"content", spec.prompt}}})}};
-  if (target.breakpoint_at_end) {
-    body["messages"][0]["content"] = json::array(
-        {{{"type", "text"}, {"text", spec.prompt}, {"cache_control", {{"type", "ephemeral"}}}}});
+  if (!spec.messages.empty()) {
+    // A conversation: the system message goes to the top-level "system"; the rest alternate.
+    json messages = json::array();
+    for (const auto& m : spec.messages) {
+      if (m.role == "system") {
+        body["system"] = m.content;
+      } else {
+        messages.push_back({{"role", m.role}, {"content", m.content}});
+      }
+    }
+    body["messages"] = std::move(messages);
+  }
+  if (target.breakpoint_at_end && !body["messages"].empty()) {
+    // The breakpoint on the last user message: everything before it may be cached.
+    json& last = body["messages"].back();
+    last["content"] = json::array({{{"type", "text"},
+                                    {"text", last["content"].get<std::string>()},
+                                    {"cache_control", {{"type", "ephemeral"}}}}});
   }
   if (target.llama_server) {
     body["id_slot"] = spec.slot;
@@ -79,6 +94,9 @@ AnthropicEvent decode_anthropic_event(std::string_view event_name, std::string_v
     ev.type = AnthropicEvent::Type::delta;
     if (const auto d = j.find("delta"); d != j.end() && d->is_object()) {
       ev.content = json_has_text(*d, "text") ? 1 : 0;
+      if (ev.content > 0) {
+        ev.text = (*d)["text"].get<std::string>();
+      }
       ev.reasoning = json_has_text(*d, "thinking") ? 1 : 0;
     }
   } else if (type == "message_delta") {
@@ -134,6 +152,7 @@ void AnthropicStream::on_event(const http::SseEventView& sse) {
       break;
   }
   content(ev.content, sse.arrival);
+  text(ev.text);
   reasoning(ev.reasoning, sse.arrival);
 }
 
@@ -178,6 +197,16 @@ std::vector<int> AnthropicBackend::tokenize(std::string_view text) {
     return {};
   }
   return templated_ids(transport_, root_of(target_.base_url), target_.api_key, text);
+}
+
+RenderedChat AnthropicBackend::render_chat(const std::vector<ChatMessage>& messages) {
+  RenderedChat out;
+  if (target_.llama_server) {
+    const std::string root = root_of(target_.base_url);
+    out.text = apply_template(transport_, root, target_.api_key, messages);
+    out.ids = LlamaServerBackend(transport_, root, target_.api_key).tokenize(out.text);
+  }
+  return out;
 }
 
 int AnthropicBackend::count_tokens(std::string_view text) {

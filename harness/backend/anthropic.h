@@ -43,6 +43,7 @@ struct AnthropicEvent {
   enum class Type { start, delta, message_delta, stop, error, ignored };
   Type type = Type::ignored;
   int content = 0;       // text tokens (1 for a non-empty text_delta)
+  std::string text;      // a text_delta's text
   int reasoning = 0;     // 1 for a non-empty thinking_delta
   nlohmann::json usage;  // message_start's message.usage, or message_delta's usage
   std::string error;
@@ -86,10 +87,16 @@ class AnthropicBackend final : public Backend {
   http::Request stream_request(const CompletionSpec& spec) const override;
   std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
   Capabilities capabilities() const override {
+    // llama-server's /v1/messages takes id_slot but reads every prompt with its cache (a
+    // cache_prompt false is not honoured there): no reuse switch.
     return {.token_ids = target_.llama_server,
             .slot_pinning = target_.llama_server,
-            .queue_in_durations = false};
+            .queue_in_durations = false,
+            .reuse_switch = false};
   }
+  // llama-server: /apply-template and /tokenize (the system message as its template renders
+  // it); a hosted API: nothing.
+  RenderedChat render_chat(const std::vector<ChatMessage>& messages) override;
   nlohmann::json describe() override;
 
  private:

@@ -19,8 +19,20 @@
 
 namespace kvbench::backend {
 
+// One message of a conversation, as chat APIs take it: role "system", "user" or "assistant".
+struct ChatMessage {
+  std::string role;
+  std::string content;
+  bool operator==(const ChatMessage&) const = default;
+};
+
 struct CompletionSpec {
+  // The text the server reads. A conversation turn (messages not empty) holds here the messages as
+  // the server's chat template renders them (Backend::render_chat), for kinds that send text.
   std::string prompt;
+  // A conversation turn: the whole history and the new user message, sent as messages by kinds
+  // with a chat endpoint. Empty for a single prompt.
+  std::vector<ChatMessage> messages;
   int max_tokens = 32;
   std::uint64_t seed = 0;
   bool cache_prompt = true;
@@ -35,6 +47,17 @@ struct CallResult {
   Outcome outcome = Outcome::ok;
   std::optional<long> http_status;
   std::string error;
+  // The generated text as streamed (a conversation's next turn sends it back), and the generated
+  // token ids where the stream carries them (llama-server's /completion with return_tokens).
+  std::string text;
+  std::vector<int> ids;
+};
+
+// A conversation as the server will read it: its chat template applied (text, where the kind
+// sends text) and the token ids (empty where the kind has no tokenizer endpoint).
+struct RenderedChat {
+  std::string text;
+  std::vector<int> ids;
 };
 
 // What a server kind can do and report; the runner asks these instead of the kind's name.
@@ -47,6 +70,8 @@ struct Capabilities {
   // The server's own durations of a call include its wait for a free slot, so a concurrent
   // block's queueing is read from them (load::server_queue).
   bool queue_in_durations = false;
+  // The call's cache_prompt switch is honoured: false makes the server read the whole prompt.
+  bool reuse_switch = false;
 };
 
 // One streamed call's body, decoded as it arrives: a fresh decoder per call.
@@ -83,6 +108,10 @@ class Backend {
   virtual http::Request stream_request(const CompletionSpec& spec) const = 0;
   virtual std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) = 0;
   virtual Capabilities capabilities() const = 0;
+  // A conversation as the server reads it: its chat template applied to `messages` with the
+  // generation prompt added. Kinds whose chat endpoint applies the template unseen (Ollama, hosted
+  // APIs) give empty text and ids. Throws kvbench::Error when the server does not answer.
+  virtual RenderedChat render_chat(const std::vector<ChatMessage>& messages) = 0;
   // What the server reports about itself (llama-server: /props), for run.json.
   virtual nlohmann::json describe() = 0;
 };

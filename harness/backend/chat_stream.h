@@ -33,6 +33,8 @@ class ChatStream : public StreamDecoder {
   virtual ServerTiming server_timing() const = 0;
 
   void content(int tokens, Nanos arrival);
+  // Generated text as it arrives (a conversation's next turn sends it back).
+  void text(std::string_view piece) { result_.text += piece; }
   void reasoning(int tokens, Nanos arrival);
   void error(std::string message) { stream_error_ = std::move(message); }
   void end_seen() { end_seen_ = true; }

@@ -23,9 +23,29 @@ void CompletionStream::on_event(const http::SseEventView& sse) {
     result_.trace.token_arrivals.push_back(sse.arrival);
     result_.trace.token_counts.push_back(n);
   }
+  if (keep_text_) {
+    keep_text(sse.data);
+  }
   if (ev.type == CompletionEvent::Type::final) {
     final_seen_ = true;
     result_.server = parse_timings(ev.timings);
+  }
+}
+
+void CompletionStream::keep_text(std::string_view data) {
+  const auto j = nlohmann::json::parse(data, nullptr, false);
+  if (!j.is_object()) {
+    return;
+  }
+  if (const auto c = j.find("content"); c != j.end() && c->is_string()) {
+    result_.text += c->get_ref<const std::string&>();
+  }
+  if (const auto t = j.find("tokens"); t != j.end() && t->is_array()) {
+    for (const auto& id : *t) {
+      if (id.is_number_integer()) {
+        result_.ids.push_back(id.get<int>());
+      }
+    }
   }
 }
 

@@ -23,7 +23,8 @@ CallResult streamed_result(CallResult r, const http::Result& res, const std::str
 
 class CompletionStream {
  public:
-  CompletionStream() = default;
+  // keep_text: the generated text and token ids are kept in the result (a conversation turn).
+  explicit CompletionStream(bool keep_text = false) : keep_text_(keep_text) {}
   // Not copied or moved: the framer's callback points at this object.
   CompletionStream(const CompletionStream&) = delete;
   CompletionStream& operator=(const CompletionStream&) = delete;
@@ -39,6 +40,7 @@ class CompletionStream {
 
  private:
   void on_event(const http::SseEventView& sse);
+  void keep_text(std::string_view data);
 
   http::SseFramer framer_;
   http::SseFramer::EventFn on_event_ = [this](const http::SseEventView& e) { on_event(e); };
@@ -46,6 +48,7 @@ class CompletionStream {
   bool final_seen_ = false;
   std::string stream_error_;
   int predicted_so_far_ = 0;
+  bool keep_text_ = false;
 };
 
 }  // namespace kvbench::backend

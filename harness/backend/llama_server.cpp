@@ -18,10 +18,14 @@ namespace kvbench::backend {
 using nlohmann::json;
 
 json completion_body(const CompletionSpec& spec) {
-  return {{"prompt", spec.prompt}, {"n_predict", spec.max_tokens},
-          {"stream", true},        {"cache_prompt", spec.cache_prompt},
-          {"temperature", 0.0},    {"seed", spec.seed},
-          {"ignore_eos", true},    {"id_slot", spec.slot}};
+  json body = {{"prompt", spec.prompt}, {"n_predict", spec.max_tokens},
+               {"stream", true},        {"cache_prompt", spec.cache_prompt},
+               {"temperature", 0.0},    {"seed", spec.seed},
+               {"ignore_eos", true},    {"id_slot", spec.slot}};
+  if (!spec.messages.empty()) {
+    body["return_tokens"] = true;  // a conversation turn: what the slot holds after it
+  }
+  return body;
 }
 
 namespace {
@@ -228,6 +232,7 @@ namespace {
 
 class CompletionDecoder final : public StreamDecoder {
  public:
+  explicit CompletionDecoder(bool keep_text) : stream_(keep_text) {}
   bool feed(std::string_view chunk, Nanos arrival) override { return stream_.feed(chunk, arrival); }
   CallResult finish(const http::Result& res) override { return stream_.finish(res); }
 
@@ -237,8 +242,42 @@ class CompletionDecoder final : public StreamDecoder {
 
 }  // namespace
 
-std::unique_ptr<StreamDecoder> LlamaServerBackend::open_stream(const CompletionSpec&) {
-  return std::make_unique<CompletionDecoder>();
+std::unique_ptr<StreamDecoder> LlamaServerBackend::open_stream(const CompletionSpec& spec) {
+  return std::make_unique<CompletionDecoder>(!spec.messages.empty());
+}
+
+json chat_messages_json(const std::vector<ChatMessage>& messages) {
+  json out = json::array();
+  for (const auto& m : messages) {
+    out.push_back({{"role", m.role}, {"content", m.content}});
+  }
+  return out;
+}
+
+std::string apply_template(http::Transport& transport, const std::string& root,
+                           const std::string& api_key, const std::vector<ChatMessage>& messages) {
+  const json body = {{"messages", chat_messages_json(messages)}};
+  http::Request req;
+  req.url = root + "/apply-template";
+  req.body = body.dump();
+  req.timeout = std::chrono::milliseconds(60000);
+  req.headers = bearer_header(api_key);
+  const auto res = transport.fetch(req);
+  if (res.outcome != http::Outcome::ok) {
+    throw Error(fmt::format("{}/apply-template failed: {}", root, res.error));
+  }
+  const json j = json::parse(res.body, nullptr, false);
+  if (j.is_discarded() || !j.contains("prompt") || !j["prompt"].is_string()) {
+    throw Error(fmt::format("{}/apply-template answered without a prompt", root));
+  }
+  return j["prompt"].get<std::string>();
+}
+
+RenderedChat LlamaServerBackend::render_chat(const std::vector<ChatMessage>& messages) {
+  RenderedChat out;
+  out.text = apply_template(transport_, base_url_, api_key_, messages);
+  out.ids = tokenize(out.text);
+  return out;
 }
 
 CallResult LlamaServerBackend::complete(const CompletionSpec& spec) {

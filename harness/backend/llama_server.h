@@ -45,6 +45,14 @@ CompletionEvent decode_completion_event_dom(std::string_view event_name, std::st
 // Normalises llama-server's "timings" object; `raw` keeps it as reported.
 ServerTiming parse_timings(const nlohmann::json& timings);
 
+// Messages as chat endpoints take them: [{"role", "content"}, ...].
+nlohmann::json chat_messages_json(const std::vector<ChatMessage>& messages);
+
+// llama-server's chat template applied to `messages` with the generation prompt (POST
+// <root>/apply-template): the text its chat endpoints read. Throws kvbench::Error.
+std::string apply_template(http::Transport& transport, const std::string& root,
+                           const std::string& api_key, const std::vector<ChatMessage>& messages);
+
 class LlamaServerBackend final : public Backend {
  public:
   // base_url like "http://127.0.0.1:8080"; api_key empty for none (never recorded).
@@ -60,10 +68,13 @@ class LlamaServerBackend final : public Backend {
     return completion_request(spec);
   }
   std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
-  // Token ids from /tokenize, slots pinned by id_slot; cache_n reported.
+  // Token ids from /tokenize, slots pinned by id_slot; cache_n reported; cache_prompt honoured.
   Capabilities capabilities() const override {
-    return {.token_ids = true, .slot_pinning = true, .queue_in_durations = false};
+    return {
+        .token_ids = true, .slot_pinning = true, .queue_in_durations = false, .reuse_switch = true};
   }
+  // POST /apply-template, then /tokenize of its prompt.
+  RenderedChat render_chat(const std::vector<ChatMessage>& messages) override;
 
   // The POST /completion request complete() sends.
   http::Request completion_request(const CompletionSpec& spec) const;

@@ -132,8 +132,10 @@ json OllamaBackend::describe() {
 http::Request OllamaBackend::generate_request(const CompletionSpec& spec) const {
   http::Request req;
   req.method = "POST";
-  req.url = base_url_ + "/api/generate";
-  req.body = generate_body(spec, target_).dump();
+  // A conversation turn goes to /api/chat, which applies the model's template itself.
+  const bool chat = !spec.messages.empty();
+  req.url = base_url_ + (chat ? "/api/chat" : "/api/generate");
+  req.body = (chat ? chat_body(spec, target_) : generate_body(spec, target_)).dump();
   req.timeout = spec.timeout;
   return req;
 }
@@ -162,7 +164,9 @@ class GenerateDecoder final : public StreamDecoder {
   }
   CallResult finish(const http::Result& res) override {
     CallResult r = decoder_.result(res);
-    be_.refine_calibration(prompt_bytes_, r);
+    if (prompt_bytes_ > 0) {
+      be_.refine_calibration(prompt_bytes_, r);
+    }
     return r;
   }
 
@@ -175,7 +179,8 @@ class GenerateDecoder final : public StreamDecoder {
 }  // namespace
 
 std::unique_ptr<StreamDecoder> OllamaBackend::open_stream(const CompletionSpec& spec) {
-  return std::make_unique<GenerateDecoder>(*this, spec.prompt.size());
+  // A chat turn's prompt is templated out of sight: its length does not refine the calibration.
+  return std::make_unique<GenerateDecoder>(*this, spec.messages.empty() ? spec.prompt.size() : 0);
 }
 
 CallResult OllamaBackend::complete(const CompletionSpec& spec) {

@@ -34,6 +34,10 @@ struct OllamaTarget {
 // num_predict = max_tokens, temperature 0 and the seed as options. Pure.
 nlohmann::json generate_body(const CompletionSpec& spec, const OllamaTarget& target);
 
+// The /api/chat body of a conversation turn: the messages (the model's template applied by the
+// server), streamed, with the same options as generate_body. Pure.
+nlohmann::json chat_body(const CompletionSpec& spec, const OllamaTarget& target);
+
 // A non-streamed /api/generate body that reads `prompt` and generates `num_predict` tokens
 // (the load request and the calibration probes). Pure.
 nlohmann::json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& target);
@@ -42,7 +46,9 @@ nlohmann::json probe_body(std::string_view prompt, int num_predict, const Ollama
 struct GenerateEvent {
   enum class Type { partial, final, error };
   Type type = Type::partial;
-  bool has_token = false;  // a partial line with a non-empty "response" (one generated token)
+  // A partial line with a non-empty "response", or /api/chat's "message" content (one token).
+  bool has_token = false;
+  std::string text;  // an /api/chat line's message content
   std::string error;
   nlohmann::json message;  // the final line as reported, without its "context" token array
 };
@@ -92,6 +98,7 @@ class GenerateStreamDecoder {
   bool final_seen_ = false;
   std::string error_;
   ServerTiming server_;
+  std::string text_;
   nlohmann::json final_ = nlohmann::json::object();
 };
 
@@ -141,7 +148,8 @@ class OllamaBackend final : public Backend {
   // Streams one completion; never throws for a server fault. A call that reports its
   // prompt_eval_count refines the calibration with its prompt's length.
   CallResult complete(const CompletionSpec& spec) override;
-  // The streamed POST /api/generate of one call (generate_body), with the spec's timeout. Pure.
+  // The streamed POST /api/generate of one call (generate_body), or /api/chat for a conversation
+  // turn (chat_body), with the spec's timeout. Pure.
   http::Request generate_request(const CompletionSpec& spec) const;
   http::Request stream_request(const CompletionSpec& spec) const override {
     return generate_request(spec);
@@ -153,6 +161,8 @@ class OllamaBackend final : public Backend {
   Capabilities capabilities() const override {
     return {.token_ids = false, .slot_pinning = false, .queue_in_durations = true};
   }
+  // Nothing: /api/chat applies the template out of sight.
+  RenderedChat render_chat(const std::vector<ChatMessage>&) override { return {}; }
   // Adds an ok call's (prompt bytes, prompt_eval_count) to the calibration; anything else, or
   // no calibration yet, leaves it as it is. Never throws.
   void refine_calibration(std::size_t prompt_bytes, const CallResult& call);

@@ -37,6 +37,18 @@ json generate_body(const CompletionSpec& spec, const OllamaTarget& target) {
           {"options", options_for(target.num_ctx, spec.max_tokens, spec.seed)}};
 }
 
+json chat_body(const CompletionSpec& spec, const OllamaTarget& target) {
+  json messages = json::array();
+  for (const auto& m : spec.messages) {
+    messages.push_back({{"role", m.role}, {"content", m.content}});
+  }
+  return {{"model", target.model},
+          {"messages", std::move(messages)},
+          {"stream", true},
+          {"keep_alive", target.keep_alive},
+          {"options", options_for(target.num_ctx, spec.max_tokens, spec.seed)}};
+}
+
 json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& target) {
   return {{"model", target.model},
           {"prompt", prompt},
@@ -49,7 +61,8 @@ json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& ta
 namespace {
 
 // The members of a line that decode a "done": false line.
-constexpr std::array<std::string_view, 3> kPartialLineKeys = {"error", "done", "response"};
+constexpr std::array<std::string_view, 4> kPartialLineKeys = {"error", "done", "response",
+                                                              "message"};
 
 // The common case without a document: a line with "done": false and no error. Gives what
 // decode_generate_line_dom gives for it; std::nullopt for anything else.
@@ -59,8 +72,10 @@ std::optional<GenerateEvent> decode_partial_line(std::string_view line) {
   if (!scan_members(line, kPartialLineKeys, m)) {
     return std::nullopt;
   }
-  const auto& [error, done, response] = m;
-  if (error.kind != Kind::absent || done.kind != Kind::boolean || done.boolean) {
+  const auto& [error, done, response, message] = m;
+  // An /api/chat line (its "message" object) is read through a document.
+  if (error.kind != Kind::absent || done.kind != Kind::boolean || done.boolean ||
+      message.kind != Kind::absent) {
     return std::nullopt;
   }
   GenerateEvent ev;
@@ -104,6 +119,11 @@ GenerateEvent decode_generate_line_dom(std::string_view line) {
   }
   const auto r = j.find("response");
   ev.has_token = r != j.end() && r->is_string() && !r->get_ref<const std::string&>().empty();
+  if (const auto m = j.find("message");
+      m != j.end() && m->is_object() && json_has_text(*m, "content")) {
+    ev.has_token = true;
+    ev.text = (*m)["content"].get<std::string>();
+  }
   return ev;
 }
 
@@ -169,6 +189,7 @@ CallResult GenerateStreamDecoder::result(const http::Result& res) {
   CallResult r;
   r.trace = trace_;
   r.server = server_;
+  r.text = text_;
   return streamed_result(std::move(r), res, error_, final_seen_,
                          "the stream ended without a final (done: true) line");
 }
@@ -192,6 +213,7 @@ void GenerateStreamDecoder::on_line(const http::NdjsonLine& line) {
         trace_.token_arrivals.push_back(line.arrival);
         trace_.token_counts.push_back(1);
       }
+      text_ += ev.text;
       return;
   }
 }

@@ -33,7 +33,9 @@ json openai_body(const OpenAiTarget& target, const CompletionSpec& spec) {
                {"stream", true},        {"stream_options", {{"include_usage", true}}},
                {"temperature", 0.0},    {"seed", spec.seed}};
   if (target.endpoint == OpenAiEndpoint::chat) {
-    body["messages"] = json::array({{{"role", "user"}, {"content", spec.prompt}}});
+    body["messages"] = spec.messages.empty()
+                           ? json::array({{{"role", "user"}, {"content", spec.prompt}}})
+                           : chat_messages_json(spec.messages);
   } else {
     body["prompt"] = spec.prompt;
   }
@@ -81,11 +83,17 @@ OpenAiEvent decode_openai_event(std::string_view event_name, std::string_view da
         continue;
       }
       if (const auto d = choice.find("delta"); d != choice.end() && d->is_object()) {
-        ev.content += json_has_text(*d, "content") ? 1 : 0;
+        if (json_has_text(*d, "content")) {
+          ev.content += 1;
+          ev.text += (*d)["content"].get<std::string>();
+        }
         ev.reasoning +=
             json_has_text(*d, "reasoning_content") || json_has_text(*d, "reasoning") ? 1 : 0;
       }
-      ev.content += json_has_text(choice, "text") ? 1 : 0;
+      if (json_has_text(choice, "text")) {
+        ev.content += 1;
+        ev.text += choice["text"].get<std::string>();
+      }
       if (const auto f = choice.find("finish_reason"); f != choice.end() && !f->is_null()) {
         ev.finished = true;
       }
@@ -146,6 +154,7 @@ void OpenAiStream::on_event(const http::SseEventView& sse) {
       break;
   }
   content(ev.content, sse.arrival);
+  text(ev.text);
   reasoning(ev.reasoning, sse.arrival);
   if (ev.type == OpenAiEvent::Type::usage) {
     usage_ = ev.usage;
@@ -186,11 +195,15 @@ CallResult OpenAiBackend::complete(const CompletionSpec& spec) {
 
 json vllm_tokenize_body(const OpenAiTarget& target, std::string_view text) {
   if (target.endpoint == OpenAiEndpoint::chat) {
-    return {{"model", target.model},
-            {"messages", json::array({{{"role", "user"}, {"content", text}}})},
-            {"add_generation_prompt", true}};
+    return vllm_chat_tokenize_body(target, {{"user", std::string(text)}});
   }
   return {{"model", target.model}, {"prompt", text}};
+}
+
+json vllm_chat_tokenize_body(const OpenAiTarget& target, const std::vector<ChatMessage>& messages) {
+  return {{"model", target.model},
+          {"messages", chat_messages_json(messages)},
+          {"add_generation_prompt", true}};
 }
 
 std::optional<std::vector<int>> vllm_tokens(std::string_view body) {
@@ -212,20 +225,38 @@ std::optional<std::vector<int>> vllm_tokens(std::string_view body) {
   return ids;
 }
 
+std::vector<int> OpenAiBackend::vllm_tokenize(const json& body) {
+  auto req = request("POST", root_of(target_.base_url) + "/tokenize", body.dump());
+  req.timeout = std::chrono::milliseconds(60000);
+  const auto res = transport_.fetch(req);
+  if (res.outcome != http::Outcome::ok) {
+    throw Error(fmt::format("{}/tokenize failed: {}", root_of(target_.base_url), res.error));
+  }
+  auto ids = vllm_tokens(res.body);
+  if (!ids) {
+    throw Error(fmt::format("{}/tokenize answered without token ids", root_of(target_.base_url)));
+  }
+  return std::move(*ids);
+}
+
+RenderedChat OpenAiBackend::render_chat(const std::vector<ChatMessage>& messages) {
+  if (target_.endpoint != OpenAiEndpoint::chat) {
+    throw Error("a conversation needs the chat endpoint (server.endpoint \"chat\")");
+  }
+  RenderedChat out;
+  if (target_.llama_server) {
+    const std::string root = root_of(target_.base_url);
+    out.text = apply_template(transport_, root, target_.api_key, messages);
+    out.ids = LlamaServerBackend(transport_, root, target_.api_key).tokenize(out.text);
+  } else if (target_.tokenize_endpoint) {
+    out.ids = vllm_tokenize(vllm_chat_tokenize_body(target_, messages));
+  }
+  return out;
+}
+
 std::vector<int> OpenAiBackend::tokenize(std::string_view text) {
   if (target_.tokenize_endpoint && !target_.llama_server) {
-    auto req = request("POST", root_of(target_.base_url) + "/tokenize",
-                       vllm_tokenize_body(target_, text).dump());
-    req.timeout = std::chrono::milliseconds(60000);
-    const auto res = transport_.fetch(req);
-    if (res.outcome != http::Outcome::ok) {
-      throw Error(fmt::format("{}/tokenize failed: {}", root_of(target_.base_url), res.error));
-    }
-    auto ids = vllm_tokens(res.body);
-    if (!ids) {
-      throw Error(fmt::format("{}/tokenize answered without token ids", root_of(target_.base_url)));
-    }
-    return std::move(*ids);
+    return vllm_tokenize(vllm_tokenize_body(target_, text));
   }
   if (!target_.llama_server) {
     return {};
@@ -296,21 +327,7 @@ const TokenCalibration& OpenAiBackend::calibrate(const std::vector<std::string>&
 
 std::string apply_chat_template(http::Transport& transport, const std::string& root,
                                 const std::string& api_key, std::string_view text) {
-  const json body = {{"messages", json::array({{{"role", "user"}, {"content", text}}})}};
-  http::Request req;
-  req.url = root + "/apply-template";
-  req.body = body.dump();
-  req.timeout = std::chrono::milliseconds(60000);
-  req.headers = bearer_header(api_key);
-  const auto res = transport.fetch(req);
-  if (res.outcome != http::Outcome::ok) {
-    throw Error(fmt::format("{}/apply-template failed: {}", root, res.error));
-  }
-  const json j = json::parse(res.body, nullptr, false);
-  if (j.is_discarded() || !j.contains("prompt") || !j["prompt"].is_string()) {
-    throw Error(fmt::format("{}/apply-template answered without a prompt", root));
-  }
-  return j["prompt"].get<std::string>();
+  return apply_template(transport, root, api_key, {{"user", std::string(text)}});
 }
 
 }  // namespace kvbench::backend

@@ -57,6 +57,7 @@ struct OpenAiEvent {
   Type type = Type::ignored;
   int content = 0;         // content tokens this chunk carries (1 for a non-empty delta or text)
   int reasoning = 0;       // reasoning tokens (1 for a non-empty reasoning delta)
+  std::string text;        // the content text this chunk carries
   bool finished = false;   // a choice carried a finish_reason
   nlohmann::json usage;    // the usage object, when the chunk has one that is not null
   nlohmann::json timings;  // llama-server's timings, when present
@@ -91,6 +92,10 @@ class OpenAiStream final : public ChatStream {
 // template applied (one user message, the generation prompt added) or the plain prompt. Pure.
 nlohmann::json vllm_tokenize_body(const OpenAiTarget& target, std::string_view text);
 
+// The same for a conversation: its messages with the generation prompt added. Pure.
+nlohmann::json vllm_chat_tokenize_body(const OpenAiTarget& target,
+                                       const std::vector<ChatMessage>& messages);
+
 // The token ids of a vLLM-style /tokenize answer; nullopt when it has no array of integer
 // "tokens" (or its "count" disagrees). Pure.
 std::optional<std::vector<int>> vllm_tokens(std::string_view body);
@@ -117,8 +122,13 @@ class OpenAiBackend final : public Backend {
   Capabilities capabilities() const override {
     return {.token_ids = target_.llama_server || target_.tokenize_endpoint,
             .slot_pinning = target_.llama_server,
-            .queue_in_durations = false};
+            .queue_in_durations = false,
+            .reuse_switch = target_.llama_server};
   }
+  // llama-server: /apply-template and /tokenize; a vLLM-style /tokenize of the messages (ids
+  // only); otherwise nothing (the server applies its template unseen). Throws kvbench::Error on
+  // the completions endpoint, which takes no messages.
+  RenderedChat render_chat(const std::vector<ChatMessage>& messages) override;
   // GET /models, and llama-server's /props where it is one.
   nlohmann::json describe() override;
 
@@ -131,6 +141,7 @@ class OpenAiBackend final : public Backend {
 
  private:
   http::Request request(std::string method, const std::string& url, std::string body) const;
+  std::vector<int> vllm_tokenize(const nlohmann::json& body);
 
   http::Transport& transport_;
   OpenAiTarget target_;

@@ -24,6 +24,9 @@ class TextOnlyBackend final : public backend::Backend {
     return nullptr;
   }
   backend::Capabilities capabilities() const override { return {}; }
+  backend::RenderedChat render_chat(const std::vector<backend::ChatMessage>&) override {
+    return {};
+  }
   nlohmann::json describe() override { return nlohmann::json::object(); }
 };
 

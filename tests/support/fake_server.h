@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/backend/backend.h"
@@ -68,6 +69,7 @@ class FakeBackend final : public backend::Backend {
       return r;
     }
     const auto prompt = ids(spec.prompt);
+    auto& slot = slots_[spec.slot];
     r.trace.request_out = r.trace.sent;
     if (script_.ttft_of) {
       clock_.advance(script_.ttft_of(prompt.size(), call));
@@ -83,13 +85,25 @@ class FakeBackend final : public backend::Backend {
       r.trace.token_counts.push_back(1);
     }
     r.trace.done = clock_.now();
-    r.server.prompt_n = static_cast<int>(prompt.size());
     const auto reported = script_.reported_cache_n.find(call);
-    r.server.cache_n = reported != script_.reported_cache_n.end()
-                           ? reported->second
-                           : prompt::expected_reuse(prompt, slot_);
+    r.server.cache_n = reported != script_.reported_cache_n.end() ? reported->second
+                       : spec.cache_prompt ? prompt::expected_reuse(prompt, slot)
+                                           : 0;
+    r.server.prompt_n = static_cast<int>(prompt.size()) - *r.server.cache_n;
     r.server.predicted_n = spec.max_tokens;
-    slot_ = prompt;
+    slot = prompt;
+    if (!spec.messages.empty()) {
+      // A conversation turn: the answer is words "a<call>w<i>", one token each; the slot keeps
+      // all of them but the last, as llama-server does.
+      for (int i = 0; i < spec.max_tokens; ++i) {
+        r.text += fmt::format("{}a{}w{}", i == 0 ? "" : " ", call, i);
+      }
+      const auto answer = ids(r.text);
+      r.ids.assign(answer.begin() + 1, answer.end());  // no BOS inside a prompt
+      if (script_.capabilities.slot_pinning) {
+        slot.insert(slot.end(), r.ids.begin(), r.ids.end() - 1);
+      }
+    }
     return r;
   }
 
@@ -126,10 +140,20 @@ class FakeBackend final : public backend::Backend {
   }
 
   backend::Capabilities capabilities() const override { return script_.capabilities; }
+  // "role: content" lines and "assistant:" after them, as a chat template would.
+  backend::RenderedChat render_chat(const std::vector<backend::ChatMessage>& messages) override {
+    backend::RenderedChat out;
+    for (const auto& m : messages) {
+      out.text += m.role + ": " + m.content + "\n";
+    }
+    out.text += "assistant:";
+    out.ids = tokenize(out.text);
+    return out;
+  }
   nlohmann::json describe() override { return {{"fake", true}}; }
 
   // A restarted server's slot holds nothing.
-  void clear_slot() { slot_.clear(); }
+  void clear_slot() { slots_.clear(); }
 
   // BOS, then one id per word.
   static std::vector<int> ids(std::string_view text) {
@@ -156,7 +180,7 @@ class FakeBackend final : public backend::Backend {
   FakeScript& script_;
   FakeClock& clock_;
   bool& dead_;
-  std::vector<int> slot_;  // what the one slot of the sequential path read last
+  std::map<int, std::vector<int>> slots_;  // what each slot of the sequential path holds
 };
 
 class FakeBlock final : public run::BlockServer {
