@@ -216,6 +216,18 @@ nlohmann::json to_json(const CallRecord& r) {
     put(pair, "text_fraction", r.edit_text_fraction);
     j["pair"] = pair;
   }
+  if (r.turn) {
+    const auto& t = *r.turn;
+    nlohmann::json turn = {{"conversation", t.conversation},   {"set", t.set},
+                           {"conversations", t.conversations}, {"turn", t.turn},
+                           {"reuse", t.reuse ? "on" : "off"},  {"answer", t.answer}};
+    put(turn, "slot", t.slot);
+    put(turn, "history_tokens", t.history_tokens);
+    if (!t.history_basis.empty()) {
+      turn["history_basis"] = t.history_basis;
+    }
+    j["conversation"] = turn;
+  }
   return j;
 }
 
@@ -252,6 +264,20 @@ CallRecord record_from_json(const nlohmann::json& j) {
     r.edit_first_diff = get<int>(p, "first_diff");
     r.edit_text_fraction = get<double>(p, "text_fraction");
     r.edit = p.value("edit", "");
+  }
+  if (j.contains("conversation") && j["conversation"].is_object()) {
+    const auto& t = j["conversation"];
+    CallRecord::Turn turn;
+    turn.conversation = t.value("conversation", 0);
+    turn.set = t.value("set", 0);
+    turn.conversations = t.value("conversations", 1);
+    turn.turn = t.value("turn", 1);
+    turn.reuse = t.value("reuse", "on") != "off";
+    turn.slot = get<int>(t, "slot");
+    turn.history_tokens = get<int>(t, "history_tokens");
+    turn.history_basis = t.value("history_basis", "");
+    turn.answer = t.value("answer", "");
+    r.turn = std::move(turn);
   }
   if (j.contains("client")) {
     const auto& c = j["client"];

@@ -142,6 +142,24 @@ struct CallRecord {
   std::optional<int> stream;       // which stream (and server slot) carried the call
   std::optional<int> in_flight;    // calls in flight when it was sent, itself included
   std::optional<double> queue_ms;  // open loop: from its scheduled arrival to its send
+  // A conversation turn (scenario "conversation"); absent on a single prompt.
+  struct Turn {
+    int conversation = 0;     // numbered over its block's sets
+    int set = 0;              // the block's set
+    int conversations = 1;    // how many conversations took turns in the set
+    int turn = 1;             // 1-based
+    bool reuse = true;        // false: reuse defeated
+    std::optional<int> slot;  // the server slot it was pinned to
+    // The reuse predicted had the server kept this conversation's history: the prompt's tokens
+    // up to the end of the previous turn's answer (less the token always read again); 0 on a
+    // first turn or with reuse off. Absent where the server gives no token ids.
+    std::optional<int> history_tokens;
+    // How the history was known: "ids" (the tokens the previous turn generated) or "count"
+    // (the previous answer's token count, the answer read back as it was generated).
+    std::string history_basis;
+    std::string answer;  // the generated text, which the next turn sends back
+  };
+  std::optional<Turn> turn;
   bool ok() const { return outcome == Outcome::ok; }
 };
 

@@ -36,9 +36,12 @@ std::size_t Plan::timed_count() const {
 
 std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
+  const std::vector<int> slot_levels = s.conversation.active()
+                                           ? std::vector<int>{s.conversation.slots}
+                                           : s.concurrency.slot_levels();
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
-      for (int slots : s.concurrency.slot_levels()) {
+      for (int slots : slot_levels) {
         out.push_back({ctx, kv, "", slots});
       }
     }
@@ -46,11 +49,48 @@ std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   return out;
 }
 
+namespace {
+
+// A conversation block: warm-up calls, then one set per level and reuse mode in a shuffled order,
+// each set's conversations taking their turns round-robin in a fixed order.
+void fill_conversation_block(Block& b, const scenario::Scenario& s, Rng& rng) {
+  const auto& conv = s.conversation;
+  for (int w = 0; w < s.warmup; ++w) {
+    b.calls.push_back(
+        {0, b.index, -1, CallKind::warmup, conv.user_tokens, -1, PairRole::none, {}, {}});
+  }
+  std::vector<std::pair<int, bool>> sets;
+  for (int level : conv.conversations) {
+    for (const auto& mode : conv.reuse) {
+      sets.emplace_back(level, mode == "on");
+    }
+  }
+  kvbench::shuffle(sets.begin(), sets.end(), rng);
+  int first = 0;
+  for (std::size_t set = 0; set < sets.size(); ++set) {
+    const auto [level, reuse] = sets[set];
+    for (int t = 1; t <= conv.turns; ++t) {
+      for (int k = 0; k < level; ++k) {
+        PlannedCall c{0, b.index, t - 1, CallKind::timed, 0, -1, PairRole::none, {}, {}};
+        c.turn = Turn{first + k, static_cast<int>(set), level, k, t, reuse};
+        b.calls.push_back(c);
+      }
+    }
+    first += level;
+  }
+}
+
+}  // namespace
+
 void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
+  if (s.conversation.active()) {
+    fill_conversation_block(b, s, rng);
+    return;
+  }
   const int smallest =
       *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
   for (int w = 0; w < s.warmup; ++w) {
-    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}});
+    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}, {}});
   }
   // A unit of a round: one prompt length, with an edit position when the trial is a pair.
   using Unit = std::pair<int, std::optional<scenario::EditPosition>>;
@@ -66,7 +106,7 @@ void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
   const int every = s.probes.every;
   const auto probe = [&] {
     b.calls.push_back(
-        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}});
+        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}, {}});
   };
   if (every > 0) {
     probe();
@@ -77,10 +117,10 @@ void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
     kvbench::shuffle(round.begin(), round.end(), rng);
     for (const auto& [p, edit] : round) {
       if (!edit) {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}, {}});
       } else {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit});
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit, {}});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit, {}});
       }
       // A probe never comes between the two reads of a pair.
       if (every > 0 && ++since_probe == every) {
@@ -152,6 +192,13 @@ nlohmann::json to_json(const Plan& p) {
         call["role"] = to_string(c.role);
         call["edit_position"] = c.edit->to_json();
       }
+      if (c.turn) {
+        call["conversation"] = c.turn->conversation;
+        call["set"] = c.turn->set;
+        call["conversations"] = c.turn->conversations;
+        call["turn"] = c.turn->turn;
+        call["reuse"] = c.turn->reuse ? "on" : "off";
+      }
       calls.push_back(call);
     }
     nlohmann::json block = {{"index", b.index},
@@ -178,6 +225,12 @@ std::string describe(const Plan& p) {
     for (const auto& c : b.calls) {
       out += fmt::format("  #{:<4} {:<6} round {:>2}  prompt_tokens {}", c.seq, to_string(c.kind),
                          c.round < 0 ? std::string("-") : std::to_string(c.round), c.prompt_tokens);
+      if (c.turn) {
+        out += fmt::format("  conversation {} turn {} ({} in set {}, reuse {})\n",
+                           c.turn->conversation, c.turn->turn, c.turn->conversations, c.turn->set,
+                           c.turn->reuse ? "on" : "off");
+        continue;
+      }
       out += c.edit
                  ? fmt::format("  pair {} {} edit {}\n", c.pair, to_string(c.role), c.edit->label())
                  : "\n";

@@ -181,12 +181,20 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
   r.run = std::move(run);
   r.calls = std::move(calls);
   r.warnings = std::move(warnings);
-  r.conditions = analysis::summarize_conditions(r.calls);
-  r.cache = analysis::check_cache(r.calls);
+  // Conversation turns have a report of their own: the analyses of single prompts leave them out.
+  std::vector<CallRecord> single;
+  for (const auto& c : r.calls) {
+    if (!c.turn) {
+      single.push_back(c);
+    }
+  }
+  r.conditions = analysis::summarize_conditions(single);
+  r.cache = analysis::check_cache(single);
   r.counters = analysis::check_counters(r.run, r.calls);
-  r.analysis = analysis::analyze(r.calls, r.run.seed(), baseline_variant(r.run));
+  r.analysis = analysis::analyze(single, r.run.seed(), baseline_variant(r.run));
   r.memory = analysis::analyze_memory(r.run);
-  r.prefix = analysis::prefix_report(r.calls, lesson_figures());
+  r.prefix = analysis::prefix_report(single, lesson_figures());
+  r.conversation = conversation_report(r.run, r.calls);
   if (!answers.empty()) {
     const json a = r.run.scenario.value("answers", json::object());
     r.answers = analysis::analyze_answers(answers, a.value("reference", std::string("f16")));
@@ -446,6 +454,15 @@ void write_markdown(std::ostream& out, const RunReport& report) {
         p.value("sets", 0) == 1 ? "" : "s", p.value("calls", 0),
         100 * p.value("target_half_width", 0.0), p.value("max_calls", 0), p.value("status", "?"));
   }
+  const bool singles = std::any_of(calls.begin(), calls.end(), [](const CallRecord& c) {
+    return !c.turn && c.kind == CallKind::timed;
+  });
+  if (!singles && report.conversation.present) {
+    write_counters_markdown(out, report.counters);
+    write_conversation_markdown(out, report.conversation);
+    write_memory_markdown(out, report.memory);
+    return;
+  }
   out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
   write_conditions_markdown(out, report.conditions);
   const auto& cc = report.cache;
@@ -494,6 +511,7 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   write_memory_markdown(out, report.memory);
   write_prefix_markdown(out, report.prefix);
   write_answers_markdown(out, report);
+  write_conversation_markdown(out, report.conversation);
 }
 
 void write_conditions_csv(std::ostream& out, const RunReport& report) {
@@ -580,6 +598,9 @@ json to_json(const RunReport& report) {
               {"analysis", report.analysis}};
   if (report.answers.present) {
     out["answers"] = report.answers.to_json();
+  }
+  if (report.conversation.present) {
+    out["conversation"] = to_json(report.conversation);
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include "harness/analysis/memory.h"
 #include "harness/analysis/prefix.h"
 #include "harness/core/record.h"
+#include "harness/report/conversation.h"
 #include "harness/results/manifest.h"
 
 namespace kvbench::report {
@@ -38,6 +39,8 @@ struct RunReport {
   analysis::MemoryAnalysis memory;
   analysis::PrefixReport prefix;
   analysis::AnswersReport answers;  // scenario "answers": the cache types' greedy answers
+  ConversationReport
+      conversation;  // scenario "conversation": its turns (not in the analyses above)
 };
 
 // Computes the report once: conditions, prompt-cache check, analysis (seeded by the scenario's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "harness/results/results.h"
 #include "harness/run/call_records.h"
 #include "harness/run/concurrent_block.h"
+#include "harness/run/conversation_turns.h"
 #include "harness/run/precision.h"
 #include "harness/run/progress.h"
 
@@ -78,6 +80,7 @@ struct ResumeState {
   fs::path run_dir;
   results::RunManifest run;
   std::set<int> done;
+  std::vector<CallRecord> recorded;  // the calls recorded, for conversations to continue from
 };
 
 class Runner {
@@ -101,6 +104,8 @@ class Runner {
                           const std::string& error);
   CallRecord run_call(backend::Backend& be, const plan::PlannedCall& call,
                       const plan::Block& block);
+  CallRecord run_turn(backend::Backend& be, const plan::PlannedCall& call,
+                      const plan::Block& block);
   double elapsed_s(Nanos now);
   void write_record(const CallRecord& r);
   void save_run_json();
@@ -123,6 +128,7 @@ class Runner {
   std::set<int> done_;         // calls already recorded (when resuming)
   std::optional<ResumeState> resume_;
   CallRecords calls_{s_, ctx_.wall_clock};
+  ConversationTurns turns_{s_};
   RunSummary summary_;
 };
 
@@ -138,6 +144,7 @@ void Runner::prepare() {
 
 void Runner::start_run(const SessionInfo& found) {
   calls_.set_run_id(run_id_);
+  turns_.set_run_id(run_id_);
   run_dir_ = results::create_run_dir(o_.results_root, s_.name);
   const std::string scenario_text = s_.resolved.dump();
   results::RunManifest& m = run_json_;
@@ -178,6 +185,8 @@ void Runner::continue_run(const SessionInfo& found) {
     run_id_ = run_json_.run_id;
   }
   calls_.set_run_id(run_id_);
+  turns_.set_run_id(run_id_);
+  turns_.restore(resume_->recorded);
   done_ = resume_->done;
   run_json_.status = "running";
   run_json_.resumed.push_back({{"at", utc_now_rfc3339()},
@@ -224,6 +233,9 @@ double Runner::elapsed_s(Nanos now) {
 
 CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
                             const plan::Block& block) {
+  if (call.turn) {
+    return run_turn(be, call, block);
+  }
   PreparedCall p = calls_.prepare(be, call, block);
   if (!p.ready) {
     return p.record;
@@ -234,7 +246,33 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   slot_ids_ = p.ids;
+  turns_.slot_read(p.spec.slot, p.ids);
   calls_.finish(p, std::move(res));
+  return p.record;
+}
+
+CallRecord Runner::run_turn(backend::Backend& be, const plan::PlannedCall& call,
+                            const plan::Block& block) {
+  PreparedCall p = turns_.prepare(calls_, be, call, block);
+  if (!p.ready) {
+    return p.record;
+  }
+  // Think time: the conversation's next message comes no sooner than this after its answer.
+  for (double wait = turns_.wait_s(call, block, ctx_.clock.now());
+       wait > 0 && !process::stop_requested();
+       wait = turns_.wait_s(call, block, ctx_.clock.now())) {
+    const double step = std::min(wait, 0.1);
+    if (ctx_.sleep) {
+      ctx_.sleep(step);
+    } else {
+      std::this_thread::sleep_for(std::chrono::duration<double>(step));
+    }
+  }
+  p.record.t_start_s = elapsed_s(ctx_.clock.now());
+  auto res = be.complete(p.spec);
+  turns_.answered(p, res);
+  calls_.finish(p, std::move(res));
+  ConversationTurns::flag(p.record);
   return p.record;
 }
 
@@ -258,6 +296,9 @@ void Runner::run_block(const plan::Block& block) {
   info.num_ctx = block.config.num_ctx;
   info.cache_type = block.config.cache_type;
   info.variant = block.config.variant;
+  if (block.config.slots != 1) {
+    info.slots = block.config.slots;
+  }
   std::optional<measure::MachineState> state_at_start;
   if (ctx_.machine_state) {
     state_at_start = ctx_.machine_state();
@@ -274,6 +315,7 @@ void Runner::run_block(const plan::Block& block) {
   }
   if (server) {
     slot_ids_ = server->slot_ids();
+    turns_.reset_slots(slot_ids_);
     if (s_.concurrency.active()) {
       run_concurrent(server->backend(), block, info);
     } else {
@@ -380,6 +422,7 @@ void Runner::run_calls(BlockServer& server, const plan::Block& block, results::B
     // The server died: restart it (bounded), or give the rest of the block up.
     if (++restarts <= kMaxRestarts && server.restart(restart)) {
       slot_ids_.clear();
+      turns_.reset_slots();
       info.restarts.push_back(restart);
       progress_->note(
           fmt::format("block {}: the server died ({}); restarted", block.index, restart.exit));
@@ -454,6 +497,7 @@ RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, R
     if (r.outcome != Outcome::aborted) {  // an interrupted call is repeated
       state.done.insert(r.seq);
     }
+    state.recorded.push_back(r);
   }
   if (state.run.scenario.empty()) {
     throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));

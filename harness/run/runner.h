@@ -52,6 +52,8 @@ struct RunContext {
   // Samples the machine (governor, frequency, load, steal, GPU clocks) before and after each
   // block; empty: nothing is recorded.
   std::function<measure::MachineState()> machine_state;
+  // Waits this many seconds (a conversation's think time); empty: the thread sleeps.
+  std::function<void(double)> sleep;
 };
 
 // Applies the option overrides to a scenario (url, model, binary).

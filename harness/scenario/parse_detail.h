@@ -141,6 +141,11 @@ void parse_gate(Checker& c, const json& v, Scenario& s);
 // Cross-field rules for variants and the gate, once everything parsed (defaults filled).
 void check_variants_and_gate(Checker& c, Scenario& s, bool gate_given);
 
+// The "conversation" section, and its rules against the rest of the scenario (once parsed).
+void parse_conversation(Checker& c, const json& v, Conversation& conv);
+void check_conversation(Checker& c, const Scenario& s);
+json conversation_to_json(const Conversation& conv);
+
 // Adds "variants" (when there are any) and "gate" (when there are variants or it is not the
 // default) to a resolved scenario.
 void add_variants_and_gate(const Scenario& s, json& resolved);

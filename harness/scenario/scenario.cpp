@@ -232,7 +232,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
 
 namespace {
 
-void parse_factors(Checker& c, const json& v, Factors& f) {
+void parse_factors(Checker& c, const json& v, Factors& f, bool conversation) {
   if (!v.is_object()) {
     c.problem("factors", fmt::format("expected an object, got {}", Checker::describe(v)));
     return;
@@ -251,7 +251,9 @@ void parse_factors(Checker& c, const json& v, Factors& f) {
         });
   }
   if (!v.contains("prompt_tokens")) {
-    c.problem("factors.prompt_tokens", "missing: give the prompt lengths in tokens");
+    if (!conversation) {
+      c.problem("factors.prompt_tokens", "missing: give the prompt lengths in tokens");
+    }
   } else {
     f.prompt_tokens = factor_list<int>(
         c, v["prompt_tokens"], "factors.prompt_tokens",
@@ -444,7 +446,10 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
           "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate",
-          "concurrency", "precision", "answers"});
+          "concurrency", "precision", "answers", "conversation"});
+  if (doc.contains("conversation")) {
+    detail::parse_conversation(c, doc["conversation"], s.conversation);
+  }
   if (doc.contains("answers")) {
     parse_answers(c, doc["answers"], s.answers);
   }
@@ -468,10 +473,13 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   if (doc.contains("gate")) {
     detail::parse_gate(c, doc["gate"], s);
   }
+  const bool conversation = doc.contains("conversation");
   if (!doc.contains("factors")) {
-    c.problem("factors", "missing: give at least factors.prompt_tokens");
+    if (!conversation) {
+      c.problem("factors", "missing: give at least factors.prompt_tokens");
+    }
   } else {
-    parse_factors(c, doc["factors"], s.factors);
+    parse_factors(c, doc["factors"], s.factors, conversation);
   }
   if (doc.contains("repeats")) {
     s.repeats = c.integer(doc["repeats"], "repeats", 1, 10000).value_or(s.repeats);
@@ -617,6 +625,7 @@ void check_consistency(Checker& c, Scenario& s) {
   check_concurrency(c, s);
   check_precision(c, s);
   check_answers(c, s);
+  detail::check_conversation(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -745,6 +754,9 @@ json to_json(const Scenario& s) {
   json factors = {{"prompt_tokens", s.factors.prompt_tokens},
                   {"num_ctx", s.factors.num_ctx},
                   {"cache_type", s.factors.cache_type}};
+  if (s.factors.prompt_tokens.empty()) {
+    factors.erase("prompt_tokens");  // a conversation sizes its prompts by its turns
+  }
   if (!s.factors.edit_position.empty()) {
     factors["edit_position"] = json::array();
     for (const auto& e : s.factors.edit_position) {
@@ -777,6 +789,9 @@ json to_json(const Scenario& s) {
                         {"effect", s.precision.effect},
                         {"half_width", s.precision.half_width},
                         {"max_calls", s.precision.max_calls}};
+  }
+  if (s.conversation.active()) {
+    out["conversation"] = detail::conversation_to_json(s.conversation);
   }
   if (s.concurrency.active()) {
     out["concurrency"] = to_json(s.concurrency);

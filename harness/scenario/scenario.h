@@ -106,6 +106,27 @@ struct Answers {
   bool active() const { return prompts > 0; }
 };
 
+// Conversations: each turn resends the whole history (a system prompt shared by every
+// conversation, then the conversation's own unique first line, its user messages and the server's
+// actual answers) and adds a new user message. `conversations` lists how many conversations take
+// turns round-robin in one set; each level and each reuse mode ("on": the history may be reused;
+// "off": defeated by a fresh first line every turn and, where the server has the switch,
+// cache_prompt false) is one set of a block, the sets in a shuffled order. Conversation k of a set
+// is pinned to server slot k mod `slots` where the server kind pins slots.
+struct Conversation {
+  int turns = 0;  // 0: off
+  int system_tokens = 256;
+  int user_tokens = 64;
+  int answer_tokens = 32;
+  std::vector<int> conversations = {1};
+  std::vector<std::string> reuse = {"on"};
+  int slots = 1;            // the managed server's -np
+  double think_time_s = 0;  // the least time between a conversation's answer and its next turn
+  bool active() const { return turns > 0; }
+  // Tokens a conversation holds at the end of its last turn, template aside.
+  int final_tokens() const { return system_tokens + turns * (user_tokens + answer_tokens); }
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -125,6 +146,7 @@ struct Scenario {
   GateConfig gate;
   Precision precision;
   Answers answers;
+  Conversation conversation;
   nlohmann::json resolved;  // the scenario with every default filled in
 };
 

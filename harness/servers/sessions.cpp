@@ -52,12 +52,14 @@ std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
 }
 
 LocalRun::LocalRun()
-    : transport_(clock_), ctx_{clock_,
-                               wall_clock_,
-                               transport_,
-                               [this] { return std::make_unique<http::MultiTransport>(clock_); },
-                               make_session,
-                               measure::read_machine_state} {}
+    : transport_(clock_),
+      ctx_{clock_,
+           wall_clock_,
+           transport_,
+           [this] { return std::make_unique<http::MultiTransport>(clock_); },
+           make_session,
+           measure::read_machine_state,
+           {}} {}
 
 run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options) {
   LocalRun local;

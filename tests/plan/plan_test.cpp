@@ -160,3 +160,41 @@ TEST(Plan, ProbesThatDoNotFitAreRejected) {
 
 }  // namespace
 }  // namespace kvbench::plan
+
+namespace kvbench::plan {
+namespace {
+
+TEST(ConversationPlan, OneSetPerLevelAndModeEachRoundRobinInAShuffledOrder) {
+  const auto s = scenario::parse_scenario(R"({"name": "c", "seed": 3, "warmup": 1,
+      "conversation": {"turns": 3, "conversations": [1, 2], "reuse": ["on", "off"], "slots": 2}})",
+                                          "c.json");
+  const Plan p = make_plan(s);
+  ASSERT_EQ(p.blocks.size(), 1U);
+  EXPECT_EQ(p.blocks[0].config.slots, 2) << "the server gets the conversation's slots";
+  const auto& calls = p.blocks[0].calls;
+  ASSERT_EQ(calls.size(), 1U + (1 + 2) * 3 * 2);
+  EXPECT_EQ(calls[0].kind, CallKind::warmup);
+  std::set<std::pair<int, bool>> sets;
+  std::size_t i = 1;
+  int first_conversation = 0;
+  while (i < calls.size()) {
+    const Turn& head = *calls[i].turn;
+    sets.insert({head.conversations, head.reuse});
+    EXPECT_EQ(head.conversation, first_conversation) << "conversations numbered over the sets";
+    for (int t = 1; t <= 3; ++t) {
+      for (int k = 0; k < head.conversations; ++k, ++i) {
+        ASSERT_TRUE(calls[i].turn);
+        EXPECT_EQ(calls[i].turn->turn, t);
+        EXPECT_EQ(calls[i].turn->index, k) << "round-robin in a fixed order";
+        EXPECT_EQ(calls[i].turn->conversation, first_conversation + k);
+        EXPECT_EQ(calls[i].turn->reuse, head.reuse);
+      }
+    }
+    first_conversation += head.conversations;
+  }
+  EXPECT_EQ(sets.size(), 4U) << "every level in both modes";
+  EXPECT_EQ(to_json(make_plan(s)), to_json(p)) << "the same seed, the same plan";
+}
+
+}  // namespace
+}  // namespace kvbench::plan

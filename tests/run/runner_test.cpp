@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/plan/plan.h"
+#include "harness/report/conversation.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 #include "tests/support/fake_server.h"
@@ -68,7 +70,11 @@ class Bench {
       [this](const scenario::Scenario&, const RunOptions&, http::Transport&, const std::string&) {
         return std::make_unique<FakeSession>(script, clock);
       },
-      {}};  // no machine state unless a test scripts one
+      {},                       // no machine state unless a test scripts one
+      [this](double seconds) {  // think time passes on the fake clock
+        clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(seconds)));
+      }};
 
  private:
   fs::path root_ =
@@ -491,6 +497,166 @@ TEST(Runner, ConcurrentCallsOnAServerThatPicksItsSlotsPredictNothing) {
   const json block = run_json_of(summary)["blocks"][0];
   EXPECT_TRUE(block.contains("server_queue")) << "queueing is read from the server's durations";
 }
+
+namespace conversations {
+
+constexpr auto kConversation = R"({
+  "name": "chat", "server": {"kind": "llama-server", "model": "synthetic:small"},
+  "factors": {"num_ctx": [4096], "cache_type": ["f16"]},
+  "conversation": {"turns": 4, "system_tokens": 24, "user_tokens": 10, "answer_tokens": 4,
+                   "conversations": [1, 3], "reuse": ["on", "off"], "slots": 1},
+  "warmup": 1, "seed": 11 })";
+
+std::vector<CallRecord> turns_of(const std::vector<CallRecord>& rs, int level, bool reuse) {
+  std::vector<CallRecord> out;
+  for (const auto& r : rs) {
+    if (r.turn && r.turn->conversations == level && r.turn->reuse == reuse) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST(RunnerConversation, EachTurnReusesItsHistoryExactlyAsPredicted) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto rs = records_of(b.run(kConversation));
+  ASSERT_EQ(rs.size(), 1U + (1 + 3) * 4 * 2);
+  const auto one = turns_of(rs, 1, true);
+  ASSERT_EQ(one.size(), 4U);
+  for (const auto& r : one) {
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.nonce, one[0].nonce) << "one first line for the whole conversation";
+    EXPECT_FALSE(r.turn->answer.empty());
+    ASSERT_TRUE(r.turn->history_tokens && r.expected_cache_n && r.server.cache_n);
+    if (r.turn->turn == 1) {
+      EXPECT_EQ(*r.turn->history_tokens, 0);
+      continue;
+    }
+    // Its history: everything through the previous answer, which the fake's slot holds less its
+    // last token; the slot is its own, so both predictions agree with the server.
+    EXPECT_EQ(r.turn->history_basis, "ids");
+    EXPECT_GT(*r.turn->history_tokens,
+              *one[static_cast<std::size_t>(r.turn->turn - 2)].prompt_tokens_counted);
+    EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens) << "turn " << r.turn->turn;
+    EXPECT_EQ(*r.expected_cache_n, *r.turn->history_tokens);
+    EXPECT_TRUE(r.flags.empty()) << fmt::format("{}", fmt::join(r.flags, ","));
+    EXPECT_GT(*r.prompt_tokens_counted,
+              *one[static_cast<std::size_t>(r.turn->turn - 2)].prompt_tokens_counted);
+  }
+}
+
+TEST(RunnerConversation, ThreeConversationsOnOneSlotLoseTheirHistoryAndAreFlagged) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto rs = records_of(b.run(kConversation));
+  const auto three = turns_of(rs, 3, true);
+  ASSERT_EQ(three.size(), 12U);
+  // Round-robin: conversation k's turn t comes after every conversation's turn t - 1.
+  for (std::size_t i = 0; i < three.size(); ++i) {
+    EXPECT_EQ(three[i].turn->turn, static_cast<int>(i / 3) + 1);
+    EXPECT_EQ(three[i].turn->conversation, three[i % 3].turn->conversation);
+  }
+  for (const auto& r : three) {
+    if (r.turn->turn == 1) {
+      continue;
+    }
+    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n && r.turn->history_tokens);
+    // The slot last held another conversation: only the shared system prompt is in common.
+    EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds: what the slot held";
+    EXPECT_LT(*r.server.cache_n, *r.turn->history_tokens);
+    EXPECT_GT(*r.server.cache_n, 0) << "the system prompt is shared";
+    EXPECT_THAT(r.flags, ::testing::Contains("history_lost"));
+  }
+}
+
+TEST(RunnerConversation, ReuseOffSendsAFreshFirstLineAndNoCachePromptEveryTurn) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto rs = records_of(b.run(kConversation));
+  const auto off = turns_of(rs, 1, false);
+  ASSERT_EQ(off.size(), 4U);
+  std::set<std::string> lines;
+  for (const auto& r : off) {
+    lines.insert(r.nonce);
+    EXPECT_EQ(r.server.cache_n, 0);
+    EXPECT_EQ(r.expected_cache_n, 0);
+    EXPECT_EQ(r.turn->history_tokens, 0);
+    EXPECT_TRUE(r.flags.empty());
+  }
+  EXPECT_EQ(lines.size(), 4U) << "a fresh first line every turn";
+  // The same history grows as with reuse on: the prompts have the same lengths.
+  const auto on = turns_of(rs, 1, true);
+  for (std::size_t i = 0; i < off.size(); ++i) {
+    EXPECT_EQ(off[i].prompt_tokens_counted, on[i].prompt_tokens_counted);
+  }
+}
+
+TEST(RunnerConversation, TheReportAnswersHowManyConversationsStayCached) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto summary = b.run(kConversation);
+  const auto loaded = results::load_run(summary.run_dir);
+  const auto report = report::conversation_report(loaded.run, loaded.calls);
+  ASSERT_TRUE(report.present);
+  ASSERT_EQ(report.levels.size(), 2U);
+  EXPECT_DOUBLE_EQ(report.levels[0].reuse_rate, 1.0);
+  EXPECT_EQ(report.levels[0].kept, 3);
+  EXPECT_LT(report.levels[1].reuse_rate, 1.0);
+  EXPECT_EQ(report.levels[1].kept, 0);
+  ASSERT_EQ(report.answers.size(), 1U);
+  EXPECT_EQ(report.answers[0].kept_up_to, 1);
+  EXPECT_EQ(report.answers[0].first_lost, 3);
+  EXPECT_EQ(report.lost, 9);
+  EXPECT_EQ(report.lost_where.size(), 3U);
+  EXPECT_EQ(report.saving.size(), 4U) << "reuse on against off at each turn of the 1-set";
+  std::ostringstream md;
+  report::write_conversation_markdown(md, report);
+  EXPECT_THAT(md.str(), ::testing::HasSubstr("up to 1 conversation of this length keep"));
+}
+
+TEST(RunnerConversation, ThinkTimeSpacesAConversationsTurns) {
+  Bench b;
+  std::string s = kConversation;
+  s.replace(s.find(R"("slots": 1)"), 10, R"("slots": 1, "think_time_s": 2)");
+  const auto rs = records_of(b.run(s));
+  const auto one = turns_of(rs, 1, true);
+  ASSERT_EQ(one.size(), 4U);
+  for (std::size_t i = 1; i < one.size(); ++i) {
+    const double ended = one[i - 1].t_start_s + *one[i - 1].client.e2e_ms / 1000;
+    EXPECT_GE(one[i].t_start_s - ended, 2.0 - 1e-6) << "turn " << i + 1;
+  }
+}
+
+TEST(RunnerConversation, AResumedConversationContinuesFromItsRecordedAnswers) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto full = records_of(b.run(kConversation));
+  // The same run, cut after its first 10 records, then resumed.
+  Bench c;
+  c.script.capabilities.reuse_switch = true;
+  const auto first = c.run(kConversation);
+  const fs::path calls = first.run_dir / "calls.jsonl";
+  auto lines = lines_of(calls);
+  lines.resize(10);
+  {
+    std::ofstream out(calls, std::ios::trunc);
+    for (const auto& l : lines) {
+      out << l << "\n";
+    }
+  }
+  resume_run(first.run_dir, c.options, c.ctx);
+  const auto resumed = records_of(RunSummary{first.run_dir});
+  ASSERT_EQ(resumed.size(), full.size());
+  for (std::size_t i = 0; i < resumed.size(); ++i) {
+    if (resumed[i].turn) {
+      EXPECT_EQ(resumed[i].prompt_tokens_counted, full[i].prompt_tokens_counted)
+          << "seq " << resumed[i].seq << ": the same history, rebuilt";
+    }
+  }
+}
+
+}  // namespace conversations
 
 }  // namespace
 }  // namespace kvbench::run

@@ -290,3 +290,48 @@ TEST(Scenario, ProblemsNameTheirLine) {
 
 }  // namespace
 }  // namespace kvbench::scenario
+
+namespace kvbench::scenario {
+namespace {
+
+TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
+  const auto s = parse_scenario(R"({"name": "c", "conversation": {"turns": 8,
+      "conversations": [4, 1, 2], "reuse": ["on", "off"], "slots": 2}})",
+                                "c.json");
+  EXPECT_TRUE(s.conversation.active());
+  EXPECT_EQ(s.conversation.conversations, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(s.conversation.reuse, (std::vector<std::string>{"on", "off"}));
+  EXPECT_EQ(s.conversation.system_tokens, 256);
+  EXPECT_TRUE(s.factors.prompt_tokens.empty());
+  // run.json's scenario parses again to the same.
+  const auto again = parse_scenario(to_json(s).dump(), "run.json");
+  EXPECT_EQ(again.conversation.turns, 8);
+  EXPECT_EQ(again.conversation.slots, 2);
+}
+
+TEST(ScenarioConversation, BadFieldsAreNamed) {
+  const std::string e = error_of(R"({"name": "c",
+      "conversation": {"turns": 4, "reuse": ["on", "maybe"],
+                       "conversations": [2, 2], "think_time_s": -1, "turn": 3}})");
+  EXPECT_THAT(e, HasSubstr("conversation.reuse[1]: 'maybe'"));
+  EXPECT_THAT(e, HasSubstr("conversation.conversations[1]: 2 is listed twice"));
+  EXPECT_THAT(e, HasSubstr("conversation.think_time_s: expected a number of seconds"));
+  EXPECT_THAT(e, HasSubstr("conversation.turn: unknown key (did you mean 'turns'?)"));
+}
+
+TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
+  const std::string e = error_of(R"({"name": "c",
+      "factors": {"prompt_tokens": [256], "num_ctx": [1024]},
+      "concurrency": {"streams": 2}, "probes": {"every": 2},
+      "server": {"kind": "openai", "url": "http://127.0.0.1:9/v1", "endpoint": "completions",
+                 "model": "m"},
+      "conversation": {"turns": 40, "user_tokens": 100}})");
+  EXPECT_THAT(e, HasSubstr("factors.prompt_tokens: a conversation sizes its prompts"));
+  EXPECT_THAT(e, HasSubstr("concurrency: conversations take their turns one call at a time"));
+  EXPECT_THAT(e, HasSubstr("probes: a conversation run has no drift probes"));
+  EXPECT_THAT(e, HasSubstr("server.endpoint: a conversation is sent as chat messages"));
+  EXPECT_THAT(e, HasSubstr("conversation.turns: 40 turns of 100 user and 32 answer tokens"));
+}
+
+}  // namespace
+}  // namespace kvbench::scenario

@@ -1,0 +1,271 @@
+#include "harness/run/conversation_turns.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/http/transport.h"
+#include "harness/prompt/edit.h"
+#include "harness/prompt/prompt.h"
+
+namespace kvbench::run {
+
+namespace {
+
+constexpr const char* kSystemFirstLine =
+    "You are the conversation partner of a benchmark. Answer every message of the user.";
+
+bool has_flag(const CallRecord& r, std::string_view flag) {
+  return std::find(r.flags.begin(), r.flags.end(), flag) != r.flags.end();
+}
+
+}  // namespace
+
+std::pair<int, std::string> held_reuse(const std::vector<int>& ids, const HeldTokens& held) {
+  if (ids.empty() || held.prompt.empty()) {
+    return {0, "ids"};
+  }
+  if (!held.answer_ids.empty()) {
+    std::vector<int> cache = held.prompt;
+    cache.insert(cache.end(), held.answer_ids.begin(), held.answer_ids.end() - 1);
+    return {prompt::expected_reuse(ids, cache), "ids"};
+  }
+  const std::size_t shared = prompt::first_difference(ids, held.prompt);
+  if (shared < held.prompt.size() || held.answer_count <= 1) {
+    return {prompt::expected_reuse(ids, held.prompt), "ids"};
+  }
+  const auto through_answer = shared + static_cast<std::size_t>(held.answer_count - 1);
+  return {static_cast<int>(std::min(through_answer, ids.size() - 1)), "count"};
+}
+
+void ConversationTurns::restore(const std::vector<CallRecord>& recorded) {
+  for (const auto& r : recorded) {
+    if (!r.turn || r.outcome == Outcome::aborted) {
+      continue;
+    }
+    const Key key{r.block, r.turn->conversation};
+    recorded_answers_[{key, r.turn->turn}] = r.turn->answer;
+    if (r.turn->turn == 1) {
+      recorded_nonces_[key] = r.nonce;
+    }
+  }
+}
+
+void ConversationTurns::reset_slots(const std::vector<int>& slot0) {
+  slots_.clear();
+  if (!slot0.empty()) {
+    slots_[0] = Slot{-1, HeldTokens{slot0, {}, 0}};
+  }
+}
+
+void ConversationTurns::slot_read(int slot, const std::vector<int>& ids) {
+  slots_[slot] = Slot{-1, HeldTokens{ids, {}, 0}};
+}
+
+const std::string& ConversationTurns::system_text(backend::Backend& be) {
+  if (!system_built_ && s_.conversation.system_tokens > 0) {
+    system_ = prompt::build_prompt(s_.conversation.system_tokens, kSystemFirstLine,
+                                   s_.seed * std::uint64_t{7919} + 17,
+                                   [&](std::string_view t) { return be.count_tokens(t); })
+                  .text;
+  }
+  system_built_ = true;
+  return system_;
+}
+
+// A user message of about user_tokens tokens; the same for the same conversation and turn.
+std::string ConversationTurns::user_text(backend::Backend& be, const plan::Turn& t,
+                                         const std::string& first_line) {
+  const std::uint64_t seed = s_.seed * std::uint64_t{1000003} +
+                             static_cast<std::uint64_t>(t.conversation) * 1009 +
+                             static_cast<std::uint64_t>(t.turn);
+  return prompt::build_prompt(s_.conversation.user_tokens, first_line, seed,
+                              [&](std::string_view text) { return be.count_tokens(text); })
+      .text;
+}
+
+PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Backend& be,
+                                        const plan::PlannedCall& call, const plan::Block& block) {
+  PreparedCall p;
+  p.call = call;
+  p.record = records.base(call, block);
+  CallRecord& r = p.record;
+  const plan::Turn& t = *call.turn;
+  const auto& conv = s_.conversation;
+  const Key key{block.index, t.conversation};
+  State& st = states_[key];
+  const auto caps = be.capabilities();
+  const int slot = t.index % conv.slots;
+  CallRecord::Turn rt;
+  rt.conversation = t.conversation;
+  rt.set = t.set;
+  rt.conversations = t.conversations;
+  rt.turn = t.turn;
+  rt.reuse = t.reuse;
+  if (caps.slot_pinning) {
+    rt.slot = slot;
+  }
+  // Reuse on: one first line for the whole conversation; off: a fresh one every turn.
+  const std::string own_nonce = prompt::nonce_line(run_id_, call.seq);
+  std::vector<backend::ChatMessage> messages;
+  try {
+    const std::string& system = system_text(be);
+    const auto opening = [&](const std::string& nonce) {
+      st = State{};
+      st.nonce = nonce;
+      st.first_user = user_text(
+          be, plan::Turn{t.conversation, t.set, t.conversations, t.index, 1, t.reuse}, "Turn 1.");
+      if (!system.empty()) {
+        st.messages.push_back({"system", system});
+      }
+      st.messages.push_back({"user", nonce + "\n" + st.first_user});
+    };
+    if (t.turn == 1) {
+      opening(own_nonce);
+    } else if (st.nonce.empty()) {
+      // A resumed run: the conversation's history comes back from its recorded answers.
+      const auto n = recorded_nonces_.find(key);
+      opening(n != recorded_nonces_.end() ? n->second : own_nonce);
+      for (int k = 1; k < t.turn; ++k) {
+        const auto a = recorded_answers_.find({key, k});
+        if (a == recorded_answers_.end()) {
+          throw Error(
+              fmt::format("conversation {} has no recorded answer for turn {}, so its "
+                          "history cannot be rebuilt",
+                          t.conversation, k));
+        }
+        if (k > 1) {
+          plan::Turn earlier = t;
+          earlier.turn = k;
+          st.messages.push_back({"user", user_text(be, earlier, fmt::format("Turn {}.", k))});
+        }
+        st.messages.push_back({"assistant", a->second});
+      }
+    }
+    messages = st.messages;
+    if (t.turn > 1) {
+      messages.push_back({"user", user_text(be, t, fmt::format("Turn {}.", t.turn))});
+    }
+    r.nonce = t.reuse ? st.nonce : own_nonce;
+    if (!t.reuse) {
+      for (auto& m : messages) {
+        if (m.role == "user") {  // the first user message starts with the fresh line
+          m.content = own_nonce + "\n" + st.first_user;
+          break;
+        }
+      }
+    }
+    auto rendered = be.render_chat(messages);
+    p.ids = std::move(rendered.ids);
+    p.spec.prompt = std::move(rendered.text);
+  } catch (const Error& e) {
+    const bool cut = http::interrupted();
+    r.outcome = cut ? Outcome::aborted : Outcome::tokenize_error;
+    r.error = cut ? std::string(http::kInterruptedError) : e.what();
+    r.turn = std::move(rt);
+    return p;
+  }
+  p.ready = true;
+  p.fresh = t.turn == 1 || !t.reuse;
+  p.cache_rule = s_.server.cache_rule;
+  p.spec.messages = std::move(messages);
+  p.spec.max_tokens = conv.answer_tokens;
+  p.spec.seed = s_.seed;
+  p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
+  p.spec.slot = slot;
+  p.spec.cache_prompt = t.reuse;
+  if (!p.ids.empty()) {
+    r.prompt_tokens_counted = static_cast<int>(p.ids.size());
+    if (t.turn == 1 || !t.reuse) {
+      rt.history_tokens = 0;
+    } else if (st.held) {
+      const auto [n, basis] = held_reuse(p.ids, *st.held);
+      rt.history_tokens = p.cache_rule.apply(n);
+      rt.history_basis = basis;
+    }
+    if (!t.reuse && caps.reuse_switch) {
+      r.expected_cache_n = 0;  // cache_prompt false: the whole prompt is read
+    } else if (caps.slot_pinning) {
+      const auto it = slots_.find(slot);
+      if (it == slots_.end()) {
+        r.expected_cache_n = 0;  // the slot holds nothing yet
+      } else if (it->second) {
+        r.expected_cache_n = p.cache_rule.apply(held_reuse(p.ids, it->second->held).first);
+      }
+    } else if (t.turn > 1 && t.reuse) {
+      r.expected_cache_n = rt.history_tokens;
+    }
+  }
+  r.turn = std::move(rt);
+  return p;
+}
+
+double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Block& block,
+                                 Nanos now) const {
+  if (!call.turn || s_.conversation.think_time_s <= 0) {
+    return 0;
+  }
+  const auto it = states_.find({block.index, call.turn->conversation});
+  if (it == states_.end() || !it->second.answered_known || call.turn->turn == 1) {
+    return 0;
+  }
+  const double since = std::chrono::duration<double>(now - it->second.answered).count();
+  return std::max(0.0, s_.conversation.think_time_s - since);
+}
+
+void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res) {
+  const plan::Turn& t = *p.call.turn;
+  State& st = states_[{p.record.block, t.conversation}];
+  st.messages = p.spec.messages;
+  if (!t.reuse) {
+    // The history keeps the conversation's own first line; the next turn replaces it again.
+    for (auto& m : st.messages) {
+      if (m.role == "user") {
+        m.content = st.nonce + "\n" + st.first_user;
+        break;
+      }
+    }
+  }
+  st.messages.push_back({"assistant", res.text});
+  st.answered = res.trace.done;
+  st.answered_known = true;
+  if (p.record.turn) {
+    p.record.turn->answer = res.text;
+  }
+  const int slot = t.index % s_.conversation.slots;
+  if (res.outcome != Outcome::ok) {
+    st.held.reset();  // what a failed call left in the cache is not known
+    slots_[slot] = std::nullopt;
+    return;
+  }
+  int generated = 0;
+  for (const int n : res.trace.token_counts) {
+    generated += n;
+  }
+  HeldTokens held{p.ids, res.ids, res.server.predicted_n.value_or(generated)};
+  st.held = held;
+  slots_[slot] = Slot{t.conversation, std::move(held)};
+}
+
+void ConversationTurns::flag(CallRecord& r) {
+  if (!r.turn || !r.ok() || !r.server.cache_n) {
+    return;
+  }
+  const int reused = *r.server.cache_n;
+  const auto& history = r.turn->history_tokens;
+  if (r.turn->reuse && r.turn->turn > 1 && history && reused < *history) {
+    r.flags.emplace_back("history_lost");
+  }
+  if (r.expected_cache_n && reused > *r.expected_cache_n) {
+    const bool within_history = r.turn->reuse && history && reused <= *history;
+    if (!has_flag(r, "history_restored") && within_history) {
+      r.flags.emplace_back("history_restored");
+    } else if (!within_history) {
+      r.flags.emplace_back("unexpected_cache_reuse");
+    }
+  }
+}
+
+}  // namespace kvbench::run

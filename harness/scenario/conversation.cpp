@@ -1,0 +1,185 @@
+// The "conversation" section of a scenario: its fields, and what it cannot be combined with.
+
+#include <algorithm>
+
+#include "harness/scenario/parse_detail.h"
+
+namespace kvbench::scenario::detail {
+
+namespace {
+
+// Template tokens a chat template adds per message (role markers and the like), at most: what
+// the context check allows for beyond the messages' own tokens.
+constexpr int kTemplateTokensPerTurn = 16;
+
+std::vector<int> levels(Checker& c, const json& v, const std::string& path) {
+  std::vector<int> out;
+  if (v.is_number_integer()) {
+    if (auto n = c.integer(v, path, 1, 64)) {
+      out.push_back(*n);
+    }
+    return out;
+  }
+  if (!v.is_array() || v.empty()) {
+    c.problem(path, fmt::format("expected a number of conversations (1 to 64) or a list of them, "
+                                "got {}",
+                                Checker::describe(v)));
+    return out;
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (auto n = c.integer(v[i], fmt::format("{}[{}]", path, i), 1, 64)) {
+      if (std::find(out.begin(), out.end(), *n) != out.end()) {
+        c.problem(fmt::format("{}[{}]", path, i), fmt::format("{} is listed twice", *n));
+      } else {
+        out.push_back(*n);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> reuse_modes(Checker& c, const json& v, const std::string& path) {
+  std::vector<std::string> out;
+  const json list = v.is_string() ? json::array({v}) : v;
+  if (!list.is_array() || list.empty()) {
+    c.problem(path, fmt::format("expected \"on\", \"off\" or [\"on\", \"off\"], got {}",
+                                Checker::describe(v)));
+    return out;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string p = v.is_string() ? path : fmt::format("{}[{}]", path, i);
+    const auto s = c.string(list[i], p, false);
+    if (!s) {
+      continue;
+    }
+    if (*s != "on" && *s != "off") {
+      c.problem(p, fmt::format("'{}': expected \"on\" (the history may be reused) or \"off\" "
+                               "(reuse defeated)",
+                               *s));
+    } else if (std::find(out.begin(), out.end(), *s) != out.end()) {
+      c.problem(p, fmt::format("'{}' is listed twice", *s));
+    } else {
+      out.push_back(*s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void parse_conversation(Checker& c, const json& v, Conversation& conv) {
+  const std::string path = "conversation";
+  if (!v.is_object()) {
+    c.problem(path, fmt::format("expected an object like {{\"turns\": 8, \"system_tokens\": "
+                                "1500, \"user_tokens\": 120, \"answer_tokens\": 64}}, got {}",
+                                Checker::describe(v)));
+    return;
+  }
+  c.keys(v, path,
+         {"turns", "system_tokens", "user_tokens", "answer_tokens", "conversations", "reuse",
+          "slots", "think_time_s"});
+  if (!v.contains("turns")) {
+    c.problem("conversation.turns", "missing: how many turns each conversation takes, 1 to 256");
+  } else {
+    conv.turns = c.integer(v["turns"], "conversation.turns", 1, 256).value_or(0);
+  }
+  if (v.contains("system_tokens")) {
+    conv.system_tokens = c.integer(v["system_tokens"], "conversation.system_tokens", 0, 131072)
+                             .value_or(conv.system_tokens);
+  }
+  if (v.contains("user_tokens")) {
+    conv.user_tokens = c.integer(v["user_tokens"], "conversation.user_tokens", 8, 131072)
+                           .value_or(conv.user_tokens);
+  }
+  if (v.contains("answer_tokens")) {
+    conv.answer_tokens = c.integer(v["answer_tokens"], "conversation.answer_tokens", 2, 4096)
+                             .value_or(conv.answer_tokens);
+  }
+  if (v.contains("conversations")) {
+    conv.conversations = levels(c, v["conversations"], "conversation.conversations");
+  }
+  if (v.contains("reuse")) {
+    conv.reuse = reuse_modes(c, v["reuse"], "conversation.reuse");
+  }
+  if (v.contains("slots")) {
+    conv.slots = c.integer(v["slots"], "conversation.slots", 1, 64).value_or(conv.slots);
+  }
+  if (v.contains("think_time_s")) {
+    const json& t = v["think_time_s"];
+    if (!t.is_number() || t.get<double>() < 0 || t.get<double>() > 3600) {
+      c.problem(
+          "conversation.think_time_s",
+          fmt::format("expected a number of seconds in [0, 3600], got {}", Checker::describe(t)));
+    } else {
+      conv.think_time_s = t.get<double>();
+    }
+  }
+}
+
+void check_conversation(Checker& c, const Scenario& s) {
+  const Conversation& conv = s.conversation;
+  if (!conv.active()) {
+    return;
+  }
+  // A conversation is a workload of its own: these parts measure single prompts.
+  if (!s.factors.prompt_tokens.empty()) {
+    c.problem("factors.prompt_tokens",
+              "a conversation sizes its prompts by its turns: remove factors.prompt_tokens");
+  }
+  if (!s.factors.edit_position.empty()) {
+    c.problem("factors.edit_position",
+              "the edit-position experiment and a conversation cannot share a scenario");
+  }
+  if (s.concurrency.active()) {
+    c.problem("concurrency",
+              "conversations take their turns one call at a time, round-robin over the "
+              "conversations of a set; remove concurrency");
+  }
+  if (s.probes.every > 0) {
+    c.problem("probes", "a conversation run has no drift probes: remove probes");
+  }
+  if (s.precision.active()) {
+    c.problem("precision", "precision on demand fits single prompts: remove precision");
+  }
+  if (s.answers.active()) {
+    c.problem("answers", "the answers experiment and a conversation cannot share a scenario");
+  }
+  if (!s.unique_first_line) {
+    c.problem("unique_first_line",
+              "every conversation starts with its own first line: remove "
+              "'unique_first_line': false");
+  }
+  if (s.server.kind == ServerKind::openai && s.server.endpoint != "chat") {
+    c.problem("server.endpoint",
+              "a conversation is sent as chat messages: use the \"chat\" endpoint");
+  }
+  if (conv.slots > 1 && s.server.kind == ServerKind::ollama) {
+    c.problem("conversation.slots",
+              "Ollama picks its own slots (OLLAMA_NUM_PARALLEL): remove conversation.slots");
+  }
+  const int need = conv.final_tokens() + (2 * conv.turns + 1) * kTemplateTokensPerTurn;
+  for (std::size_t i = 0; i < s.factors.num_ctx.size(); ++i) {
+    if (need > s.factors.num_ctx[i]) {
+      c.problem("conversation.turns",
+                fmt::format("{} turns of {} user and {} answer tokens after a {}-token system "
+                            "prompt need about {} tokens, more than num_ctx {}",
+                            conv.turns, conv.user_tokens, conv.answer_tokens, conv.system_tokens,
+                            need, s.factors.num_ctx[i]));
+      break;
+    }
+  }
+}
+
+json conversation_to_json(const Conversation& conv) {
+  return {{"turns", conv.turns},
+          {"system_tokens", conv.system_tokens},
+          {"user_tokens", conv.user_tokens},
+          {"answer_tokens", conv.answer_tokens},
+          {"conversations", conv.conversations},
+          {"reuse", conv.reuse},
+          {"slots", conv.slots},
+          {"think_time_s", conv.think_time_s}};
+}
+
+}  // namespace kvbench::scenario::detail

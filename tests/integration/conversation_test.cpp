@@ -1,0 +1,182 @@
+// Conversations on the real llama-server, through its native /completion (the chat template
+// applied by /apply-template), /v1/chat/completions and /v1/messages: every turn's reported reuse
+// equals its prediction, reuse off reads everything, and four conversations over two slots lose
+// their history unless the host prompt cache brings it back.
+
+#include <algorithm>
+#include <map>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+bool turn_flagged(const CallRecord& r, const std::string& f) {
+  return std::find(r.flags.begin(), r.flags.end(), f) != r.flags.end();
+}
+
+std::string conversation_scenario(const std::string& kind, const std::string& conversation,
+                                  const std::string& args) {
+  return R"({"name": "chat", "server": {"kind": ")" + kind +
+         R"(", "model": "synthetic:tiny", "args": )" + args +
+         R"(}, "factors": {"num_ctx": 2048}, "seed": 5, "conversation": )" + conversation + "}";
+}
+
+class Conversation : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything) {
+  const fs::path dir = fresh_dir("conversation-" + GetParam());
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 conversation_scenario(GetParam(),
+                                       R"({"turns": 8, "system_tokens": 256, "user_tokens": 48,
+                                "answer_tokens": 16, "reuse": ["on", "off"]})",
+                                       R"(["--cache-ram", "0"])"));
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto calls = read_calls(run_dir);
+  std::map<bool, std::vector<CallRecord>> by_mode;
+  for (const auto& c : calls) {
+    if (c.turn) {
+      ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
+      by_mode[c.turn->reuse].push_back(c);
+    }
+  }
+  ASSERT_EQ(by_mode[true].size(), 8U);
+  ASSERT_EQ(by_mode[false].size(), 8U);
+  for (const auto& c : by_mode[true]) {
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
+    EXPECT_FALSE(c.turn->answer.empty()) << c.seq;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "turn " << c.turn->turn;
+    EXPECT_FALSE(turn_flagged(c, "history_lost")) << "turn " << c.turn->turn;
+    if (c.turn->turn > 1) {
+      // Everything up to the end of the previous answer, as the template renders it.
+      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << "turn " << c.turn->turn;
+      const auto& before = by_mode[true][static_cast<std::size_t>(c.turn->turn - 2)];
+      EXPECT_GT(*c.turn->history_tokens, *before.prompt_tokens_counted);
+      EXPECT_EQ(c.turn->history_basis, GetParam() == "llama-server" ? "ids" : "count");
+    }
+  }
+  // Reuse off: a fresh first line every turn, and cache_prompt false where the endpoint honours
+  // it (native and /v1/chat/completions); /v1/messages still reuses the shared system prompt.
+  const bool switch_honoured = GetParam() != "anthropic";
+  int last_prompt_n = 0;
+  for (const auto& c : by_mode[false]) {
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_n && c.expected_cache_n) << c.seq;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "reuse off: turn " << c.turn->turn;
+    if (switch_honoured) {
+      EXPECT_EQ(*c.server.cache_n, 0) << "reuse off: turn " << c.turn->turn;
+    } else {
+      EXPECT_LT(*c.server.cache_n, 300) << "reuse off: turn " << c.turn->turn;
+    }
+    const int read = *c.server.prompt_n + *c.server.cache_n;
+    EXPECT_GT(read, last_prompt_n) << "the whole, growing history is sent";
+    EXPECT_EQ(c.turn->history_tokens, 0);
+    last_prompt_n = read;
+  }
+  if (switch_honoured) {
+    ASSERT_TRUE(by_mode[false].front().server.prompt_ms && by_mode[false].back().server.prompt_ms);
+    EXPECT_GT(*by_mode[false].back().server.prompt_ms, *by_mode[false].front().server.prompt_ms)
+        << "reading about three times the tokens takes longer";
+  }
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("### What reuse saves, turn by turn"));
+  EXPECT_THAT(rep.out, HasSubstr("Proof: 16 of 16 turns reused exactly the tokens predicted"));
+  EXPECT_THAT(rep.out, HasSubstr("every set measured, up to 1 conversations, kept its history"));
+}
+
+INSTANTIATE_TEST_SUITE_P(OnLlamaServer, Conversation,
+                         ::testing::Values("llama-server", "openai", "anthropic"),
+                         [](const auto& p) {
+                           return p.param == "llama-server" ? std::string("native") : p.param;
+                         });
+
+// Four conversations round-robin over two slots: each slot last held another conversation, so
+// without the host prompt cache every turn after the first reuses only the shared system prompt
+// (exactly what its slot held: the proof still holds) and is flagged as having lost its history.
+TEST(ConversationSlots, FourConversationsOverTwoSlotsLoseTheirHistoryWithoutTheHostCache) {
+  const fs::path dir = fresh_dir("conversation-collapse");
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 conversation_scenario("llama-server",
+                                       R"({"turns": 4, "system_tokens": 256, "user_tokens": 48,
+                                "answer_tokens": 16, "conversations": [2, 4], "slots": 2})",
+                                       R"(["--cache-ram", "0"])"));
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  int lost = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    if (!c.turn || c.turn->turn == 1) {
+      continue;
+    }
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
+    if (c.turn->conversations == 2) {
+      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << "a slot each: " << c.seq;
+    } else {
+      EXPECT_LT(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
+      EXPECT_GT(*c.server.cache_n, 200) << "the shared system prompt is still reused";
+      EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
+      ++lost;
+    }
+  }
+  EXPECT_EQ(lost, 12);
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("up to 2 conversations of this length keep their history"));
+  EXPECT_THAT(rep.out, HasSubstr("Turns that lost their history:"));
+  EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 0 MiB"));
+}
+
+// The same with llama-server's host prompt cache on (its default size): a slot about to lose a
+// conversation saves it, and a later turn may load it back. Each turn either reused exactly what
+// its slot held (its history lost) or got its whole history back, and the report counts which.
+TEST(ConversationSlots, TheHostPromptCacheBringsHistoryBackOrTheReportSaysNot) {
+  const fs::path dir = fresh_dir("conversation-host-cache");
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 conversation_scenario("llama-server",
+                                       R"({"turns": 6, "system_tokens": 256, "user_tokens": 48,
+                                "answer_tokens": 16, "conversations": 4, "slots": 2})",
+                                       "[]"));
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  int restored = 0;
+  int lost = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    if (!c.turn || c.turn->turn == 1) {
+      continue;
+    }
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
+    if (turn_flagged(c, "history_restored")) {
+      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
+      ++restored;
+    } else {
+      EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
+      EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
+      ++lost;
+    }
+  }
+  EXPECT_EQ(restored + lost, 20);
+  std::cout << "host prompt cache on: " << restored << " turns got their history back, " << lost
+            << " lost it\n";
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr(fmt::format("{} lost their history (reused less than it), {} "
+                                             "got it back from outside their slot",
+                                             lost, restored)));
+  EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 8192 MiB"));
+}
+
+}  // namespace
+}  // namespace kvbench::itest
