@@ -75,8 +75,9 @@ def load_calls(run_dir):
 
 
 def ok_calls(calls, kinds=("timed",)):
-    """Calls of the given kinds that completed."""
-    return [c for c in calls if c.get("kind") in kinds and c.get("outcome", "ok") == "ok"]
+    """Single prompts of the given kinds that completed (conversation turns are plotted apart)."""
+    return [c for c in calls if c.get("kind") in kinds and c.get("outcome", "ok") == "ok"
+            and "conversation" not in c]
 
 
 def nested(record, *keys):
@@ -338,6 +339,65 @@ def plot_prefix(summary, out_dir):
         "lesson's figures.")
 
 
+def plot_conversation_ttft(summary, out_dir):
+    """TTFT against the turn, with the history reused and with reuse defeated."""
+    rows = [r for r in nested(summary, "conversation", "rows") or [] if r.get("ttft_ms") is not None]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    series = {}
+    for r in rows:
+        key = (r["config"], r["conversations"], r["reuse"])
+        series.setdefault(key, []).append((r["turn"], r["ttft_ms"]))
+    multi_config = len({k[0] for k in series}) > 1
+    for i, (key, pts) in enumerate(sorted(series.items())):
+        config, level, reuse = key
+        pts.sort()
+        label = f"{level} conversation{'s' if level != 1 else ''}, reuse {reuse}"
+        if multi_config:
+            label = f"{config}: {label}"
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if reuse == "on" else "s--",
+                color=f"C{i}", ms=5, label=label)
+    ax.set_xlabel("turn")
+    ax.set_ylabel("median time to first token (ms)")
+    ax.set_title("Conversations: TTFT per turn, history reused or not")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "conversation_ttft"), (
+        "Median time to first token at each turn of a conversation, with the server free to reuse "
+        "the history (solid) and with reuse defeated (dashed): every turn resends the whole "
+        "conversation, so without reuse the cost grows with the turn.")
+
+
+def plot_conversation_reuse(summary, out_dir):
+    """The share of the predicted history reused, against the conversations sharing the slots."""
+    levels = nested(summary, "conversation", "levels") or []
+    if not levels:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    by_config = {}
+    for l in levels:
+        by_config.setdefault(l["config"], []).append((l["conversations"], 100 * l["reuse_rate"]))
+    for i, (config, pts) in enumerate(sorted(by_config.items())):
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{i}", label=config)
+    ax.set_xticks(sorted({l["conversations"] for l in levels}))
+    slots = nested(summary, "conversation", "slots")
+    if slots:
+        ax.axvline(slots, color="k", ls=":", lw=1, label=f"server slots ({slots})")
+    ax.set_xlabel("conversations taking turns")
+    ax.set_ylabel("history reused (% of predicted)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Conversations: how many stay cached")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out_dir, "conversation_reuse"), (
+        "Turns after the first, history reuse on: the tokens the server reused as a share of the "
+        "history each turn could have reused, against how many conversations took turns over the "
+        "server's slots.")
+
+
 def run_identity(summary, run_dir):
     """(name, server, model) for the page's heading, from the summary's run section."""
     run = summary.get("run") or {}
@@ -408,7 +468,9 @@ def main(argv):
     out_dir = args.out or os.path.join(args.run_dir, "plots")
     os.makedirs(out_dir, exist_ok=True)
     plots = [p for p in (plot_ttft(calls, out_dir), plot_decode(summary, calls, out_dir),
-                         plot_memory(summary, out_dir), plot_prefix(summary, out_dir)) if p]
+                         plot_memory(summary, out_dir), plot_prefix(summary, out_dir),
+                         plot_conversation_ttft(summary, out_dir),
+                         plot_conversation_reuse(summary, out_dir)) if p]
     page = write_html(out_dir, run_identity(summary, args.run_dir), plots)
     for png, _ in plots:
         print(png)

@@ -126,6 +126,7 @@ ServerTiming anthropic_server_timing(const json& start_usage, const json& end_us
   const auto input = field("input_tokens");
   if (input) {
     s.prompt_n = *input + field("cache_creation_input_tokens").value_or(0);
+    s.prompt_total = *s.prompt_n + s.cache_n.value_or(0);
   }
   s.predicted_n = json_count(end_usage, "output_tokens");
   return s;

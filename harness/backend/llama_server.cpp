@@ -150,6 +150,9 @@ ServerTiming parse_timings(const json& t) {
   };
   s.prompt_n = count_member(t, "prompt_n");
   s.cache_n = count_member(t, "cache_n");
+  if (s.prompt_n && s.cache_n) {
+    s.prompt_total = *s.prompt_n + *s.cache_n;
+  }
   s.predicted_n = count_member(t, "predicted_n");
   s.prompt_ms = num("prompt_ms");
   s.predicted_ms = num("predicted_ms");

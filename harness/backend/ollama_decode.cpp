@@ -148,6 +148,7 @@ ServerTiming parse_ollama_metrics(const json& m) {
   };
   if (auto v = num("prompt_eval_count")) {
     s.prompt_n = static_cast<int>(*v);
+    s.prompt_total = s.prompt_n;  // prompt_eval_count is the whole prompt, reuse included
   }
   if (auto v = num("eval_count")) {
     s.predicted_n = static_cast<int>(*v);

@@ -129,6 +129,9 @@ ServerTiming openai_server_timing(const json& usage, const json& timings) {
   if (!s.cache_n) {
     s.cache_n = cached;
   }
+  if (prompt) {
+    s.prompt_total = prompt;
+  }
   if (!s.prompt_n && prompt) {
     s.prompt_n = *prompt - std::min(*prompt, cached.value_or(0));
   }

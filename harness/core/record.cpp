@@ -175,6 +175,7 @@ nlohmann::json to_json(const CallRecord& r) {
   }
   nlohmann::json server = {{"raw", r.server.raw}};
   put(server, "prompt_n", r.server.prompt_n);
+  put(server, "prompt_total", r.server.prompt_total);
   put(server, "cache_n", r.server.cache_n);
   put(server, "prompt_ms", r.server.prompt_ms);
   put(server, "predicted_n", r.server.predicted_n);
@@ -296,6 +297,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
     const auto& s = j["server"];
     r.server.raw = s.value("raw", nlohmann::json::object());
     r.server.prompt_n = get<int>(s, "prompt_n");
+    r.server.prompt_total = get<int>(s, "prompt_total");
     r.server.cache_n = get<int>(s, "cache_n");
     r.server.prompt_ms = get<double>(s, "prompt_ms");
     r.server.predicted_n = get<int>(s, "predicted_n");

@@ -97,8 +97,11 @@ ClientTiming derive_timing(const CallTrace& trace);
 // The server's own figures, normalised to milliseconds and counts; `raw` keeps the object exactly
 // as the server reported it.
 struct ServerTiming {
-  std::optional<int> prompt_n;      // prompt tokens processed in this call
-  std::optional<int> cache_n;       // prompt tokens reused from the cache
+  std::optional<int> prompt_n;  // prompt tokens processed in this call
+  std::optional<int> cache_n;   // prompt tokens reused from the cache
+  // The whole prompt as the server counted it (processed and reused together); absent where the
+  // server reports neither in a way that adds up.
+  std::optional<int> prompt_total;
   std::optional<double> prompt_ms;  // prompt processing time
   std::optional<int> predicted_n;   // tokens generated
   std::optional<double> predicted_ms;
@@ -154,8 +157,9 @@ struct CallRecord {
     // up to the end of the previous turn's answer (less the token always read again); 0 on a
     // first turn or with reuse off. Absent where the server gives no token ids.
     std::optional<int> history_tokens;
-    // How the history was known: "ids" (the tokens the previous turn generated) or "count"
-    // (the previous answer's token count, the answer read back as it was generated).
+    // How the history was known: "ids" (the tokens the previous turn generated), "count" (the
+    // previous answer's token count, the answer read back as it was generated), or "reported"
+    // (no token ids: the previous prompt as the server counted it, a least the turn reuses).
     std::string history_basis;
     std::string answer;  // the generated text, which the next turn sends back
   };

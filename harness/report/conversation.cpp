@@ -284,14 +284,14 @@ void write_conversation_markdown(std::ostream& out, const ConversationReport& r)
   for (const auto& a : r.answers) {
     std::string words;
     if (a.kept_up_to && !a.first_lost) {
-      words = fmt::format("every set measured, up to {} conversations, kept its history cached",
-                          *a.kept_up_to);
+      words = fmt::format("every set measured, up to {} conversation{}, kept its history cached",
+                          *a.kept_up_to, *a.kept_up_to == 1 ? "" : "s");
     } else if (a.first_lost) {
-      words = a.kept_up_to ? fmt::format(
-                                 "up to {} conversation{} of this length keep their "
-                                 "history cached here",
-                                 *a.kept_up_to, *a.kept_up_to == 1 ? "" : "s")
-                           : "not even the smallest set kept its history cached";
+      words = a.kept_up_to
+                  ? fmt::format("up to {} conversation{} of this length {} cached here",
+                                *a.kept_up_to, *a.kept_up_to == 1 ? "" : "s",
+                                *a.kept_up_to == 1 ? "keeps its history" : "keep their history")
+                  : "not even the smallest set kept its history cached";
       words += fmt::format("; with {} each lost turn re-reads about {} tokens of its history",
                            *a.first_lost, turn_cell(a.reread));
     } else {

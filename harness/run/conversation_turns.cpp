@@ -176,7 +176,16 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
   p.spec.slot = slot;
   p.spec.cache_prompt = t.reuse;
-  if (!p.ids.empty()) {
+  if (p.ids.empty()) {
+    // No token ids: the history is known only as the server counted the previous prompt, a
+    // least the turn reuses when its history was kept (the answer after it may be cached too).
+    if (t.turn == 1 || !t.reuse) {
+      rt.history_tokens = 0;
+    } else if (st.held && st.held->prompt_count > 0) {
+      rt.history_tokens = st.held->prompt_count;
+      rt.history_basis = "reported";
+    }
+  } else {
     r.prompt_tokens_counted = static_cast<int>(p.ids.size());
     if (t.turn == 1 || !t.reuse) {
       rt.history_tokens = 0;
@@ -244,7 +253,8 @@ void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res
   for (const int n : res.trace.token_counts) {
     generated += n;
   }
-  HeldTokens held{p.ids, res.ids, res.server.predicted_n.value_or(generated)};
+  HeldTokens held{p.ids, res.ids, res.server.predicted_n.value_or(generated),
+                  res.server.prompt_total.value_or(0)};
   st.held = held;
   slots_[slot] = Slot{t.conversation, std::move(held)};
 }

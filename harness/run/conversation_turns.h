@@ -30,6 +30,7 @@ struct HeldTokens {
   std::vector<int> prompt;
   std::vector<int> answer_ids;  // where the stream gave them
   int answer_count = 0;         // tokens generated (the last one is never read into the cache)
+  int prompt_count = 0;         // the prompt as the server counted it (kinds without ids)
 };
 
 // The tokens of `ids` a cache holding `held` serves (less the one token always read again), and

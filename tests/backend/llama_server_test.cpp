@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/backend/completion_stream.h"
 #include "harness/backend/managed_server.h"
 #include "tests/support/scripted_transport.h"
 
@@ -202,6 +203,33 @@ TEST(ManagedServer, PromptCacheSettingsAreTheLastOfEachFlag) {
       << "server.args override the pinned values";
   EXPECT_EQ(prompt_cache_settings({"llama-server"}),
             nlohmann::json({{"cache_reuse", nullptr}, {"cache_ram_mib", nullptr}}));
+}
+
+}  // namespace
+}  // namespace kvbench::backend
+
+namespace kvbench::backend {
+namespace {
+
+TEST(CompletionStream, AConversationTurnKeepsItsTextAndGeneratedIds) {
+  CompletionSpec spec;
+  spec.prompt = "templated";
+  spec.messages = {{"user", "hi"}};
+  EXPECT_EQ(completion_body(spec)["return_tokens"], true);
+  spec.messages.clear();
+  EXPECT_FALSE(completion_body(spec).contains("return_tokens")) << "only where it is needed";
+  CompletionStream kept(true);
+  kept.feed(
+      "data: {\"content\":\"a\",\"tokens\":[7],\"stop\":false}\n\n"
+      "data: {\"content\":\"b\",\"tokens\":[9],\"stop\":false}\n\n"
+      "data: {\"content\":\"\",\"stop\":true,\"timings\":{\"prompt_n\":3,\"cache_n\":5}}\n\n",
+      milliseconds(1));
+  http::Result res;
+  res.http_status = 200;
+  const auto r = kept.finish(res);
+  EXPECT_EQ(r.text, "ab");
+  EXPECT_EQ(r.ids, (std::vector<int>{7, 9}));
+  EXPECT_EQ(r.server.prompt_total, 8);
 }
 
 }  // namespace

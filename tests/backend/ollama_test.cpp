@@ -324,3 +324,39 @@ TEST(OllamaServeLaunch, SetsTheServerEnvironment) {
 
 }  // namespace
 }  // namespace kvbench::backend
+
+namespace kvbench::backend {
+namespace {
+
+TEST(OllamaChat, AConversationTurnGoesToApiChatAndItsAnswerIsKept) {
+  CompletionSpec spec;
+  spec.messages = {{"system", "s"}, {"user", "hi"}};
+  spec.max_tokens = 3;
+  const OllamaTarget target{"m", 2048, "30m"};
+  const auto body = chat_body(spec, target);
+  EXPECT_EQ(body["messages"].size(), 2U);
+  EXPECT_EQ(body["options"]["num_ctx"], 2048);
+  EXPECT_EQ(body["options"]["num_predict"], 3);
+  EXPECT_FALSE(body.contains("raw")) << "/api/chat applies the template";
+  GenerateStreamDecoder d;
+  const std::string lines =
+      R"({"model":"m","message":{"role":"assistant","content":" the"},"done":false})"
+      "\n"
+      R"({"model":"m","message":{"role":"assistant","content":" dog"},"done":false})"
+      "\n"
+      R"({"model":"m","message":{"role":"assistant","content":""},"done":true,)"
+      R"("prompt_eval_count":40,"prompt_eval_cached_count":30,"eval_count":2})"
+      "\n";
+  d.feed(lines, std::chrono::milliseconds(5));
+  http::Result res;
+  res.http_status = 200;
+  const auto r = d.result(res);
+  EXPECT_EQ(r.outcome, Outcome::ok) << r.error;
+  EXPECT_EQ(r.text, " the dog");
+  EXPECT_EQ(r.trace.token_counts.size(), 2U);
+  EXPECT_EQ(r.server.cache_n, 30);
+  EXPECT_EQ(r.server.prompt_total, 40);
+}
+
+}  // namespace
+}  // namespace kvbench::backend

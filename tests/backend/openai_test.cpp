@@ -305,3 +305,42 @@ TEST(AnthropicBackend, HeadersCarryVersionAndKeyNeverTheBody) {
 
 }  // namespace
 }  // namespace kvbench::backend
+
+namespace kvbench::backend {
+namespace {
+
+TEST(ConversationRequests, ChatKindsSendTheMessagesAndKeepTheAnswer) {
+  CompletionSpec spec;
+  spec.messages = {{"system", "be brief"}, {"user", "hi"}, {"assistant", "hello"}, {"user", "?"}};
+  spec.max_tokens = 4;
+  OpenAiTarget openai{"http://h/v1", "m", "", OpenAiEndpoint::chat, true, false};
+  const json o = openai_body(openai, spec);
+  ASSERT_EQ(o["messages"].size(), 4U);
+  EXPECT_EQ(o["messages"][2], (json{{"role", "assistant"}, {"content", "hello"}}));
+  AnthropicTarget anthropic;
+  anthropic.model = "m";
+  anthropic.breakpoint_at_end = true;
+  const json a = anthropic_body(anthropic, spec);
+  EXPECT_EQ(a["system"], "be brief") << "the Messages API takes the system prompt apart";
+  ASSERT_EQ(a["messages"].size(), 3U);
+  EXPECT_EQ(a["messages"][1]["content"], "hello");
+  EXPECT_EQ(a["messages"][2]["content"][0]["cache_control"]["type"], "ephemeral")
+      << "the breakpoint on the last user message";
+  OpenAiStream d;
+  EXPECT_EQ(decode_events(d, kChat).text, "ab");
+  AnthropicStream s;
+  const std::string messages =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+      "{\"input_tokens\":5,\"cache_read_input_tokens\":7}}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":"
+      "{\"type\":\"text_delta\",\"text\":\"x y\"}}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":2}}"
+      "\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  const auto r = decode_events(s, messages);
+  EXPECT_EQ(r.text, "x y");
+  EXPECT_EQ(r.server.prompt_total, 12) << "input and cache reads together";
+}
+
+}  // namespace
+}  // namespace kvbench::backend

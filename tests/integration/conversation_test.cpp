@@ -9,7 +9,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/process/ports.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/ollama_fixture_server.h"
 
 namespace kvbench::itest {
 namespace {
@@ -90,7 +92,7 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr("### What reuse saves, turn by turn"));
   EXPECT_THAT(rep.out, HasSubstr("Proof: 16 of 16 turns reused exactly the tokens predicted"));
-  EXPECT_THAT(rep.out, HasSubstr("every set measured, up to 1 conversations, kept its history"));
+  EXPECT_THAT(rep.out, HasSubstr("every set measured, up to 1 conversation, kept its history"));
 }
 
 INSTANTIATE_TEST_SUITE_P(OnLlamaServer, Conversation,
@@ -176,6 +178,99 @@ TEST(ConversationSlots, TheHostPromptCacheBringsHistoryBackOrTheReportSaysNot) {
                                              "got it back from outside their slot",
                                              lost, restored)));
   EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 8192 MiB"));
+}
+
+// Ollama's /api/chat (its fixture, which reports prompt_eval_cached_count as Ollama 0.33.3 does):
+// no token ids, so a turn's history is the previous prompt as the server counted it, a least the
+// turn reuses. One conversation keeps it; two over Ollama's one slot evict each other.
+TEST(ConversationOllama, ApiChatKeepsOneConversationAndLosesTwoOverOneSlot) {
+  const fs::path dir = fresh_dir("conversation-ollama");
+  OllamaFixtureServer fixture({{"OLLAMA_FIXTURE_CACHED_COUNT", "1"}}, "conversation-ollama.log");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "chat",
+    "server": {"kind": "ollama", "url": ")" + fixture.url() + R"(", "model": "synthetic-small"},
+    "factors": {"num_ctx": 4096}, "seed": 5,
+    "conversation": {"turns": 5, "system_tokens": 256, "user_tokens": 48, "answer_tokens": 8,
+                     "conversations": [1, 2], "reuse": ["on", "off"]}})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  int kept = 0;
+  int lost = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    if (!c.turn) {
+      continue;
+    }
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
+    EXPECT_FALSE(c.turn->answer.empty()) << "the answer comes from message.content";
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total && c.turn->history_tokens) << c.seq;
+    EXPECT_FALSE(c.expected_cache_n) << "no ids: no exact prediction";
+    if (!c.turn->reuse || c.turn->turn == 1) {
+      EXPECT_EQ(*c.turn->history_tokens, 0);
+      // At most the shared system prompt (256 tokens and its framing): never the conversation's
+      // own first line or what follows it.
+      EXPECT_LE(*c.server.cache_n, 300) << c.seq;
+      EXPECT_LT(*c.server.cache_n, *c.server.prompt_total - 40) << c.seq;
+      continue;
+    }
+    EXPECT_EQ(c.turn->history_basis, "reported");
+    if (c.turn->conversations == 1) {
+      EXPECT_GT(*c.server.cache_n, *c.turn->history_tokens) << "the answer is cached too";
+      EXPECT_FALSE(turn_flagged(c, "history_lost")) << c.seq;
+      ++kept;
+    } else {
+      EXPECT_LT(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
+      EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
+      ++lost;
+    }
+  }
+  EXPECT_EQ(kept, 4);
+  EXPECT_EQ(lost, 8);
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("up to 1 conversation of this length keeps its history"));
+  EXPECT_THAT(rep.out, HasSubstr("turns reported their reuse without a prediction"));
+}
+
+// A hosted Messages API (its fixture): no token ids, the cache_control breakpoint on the last
+// user message, and a turn reads the prefix its previous turn's breakpoint cached: exactly the
+// previous prompt, as the API reports it.
+TEST(ConversationHosted, MessagesApiReadsThePreviousTurnFromItsBreakpoint) {
+  const fs::path dir = fresh_dir("conversation-hosted");
+  const int port = process::find_free_loopback_port();
+  process::SpawnSpec spec;
+  spec.argv = {KVBENCH_HOSTED_FIXTURE, std::to_string(port)};
+  spec.log_path = dir / "fixture.log";
+  auto child = process::ChildProcess::spawn(spec);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  ASSERT_TRUE(answers_soon(url + "/models"));
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "chat",
+    "server": {"kind": "anthropic", "url": ")" + url + R"(", "model": "fixture-model",
+               "cache_breakpoint": "end"},
+    "factors": {"num_ctx": 8192}, "seed": 5,
+    "conversation": {"turns": 4, "system_tokens": 1200, "user_tokens": 48, "answer_tokens": 8}})");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  child.stop(std::chrono::milliseconds(2000));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = read_calls(only_run_dir(dir / "runs"));
+  int prompt_before = 0;
+  int turns = 0;
+  for (const auto& c : calls) {
+    if (!c.turn) {
+      continue;
+    }
+    ++turns;
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total && c.turn->history_tokens) << c.seq;
+    if (c.turn->turn > 1) {
+      EXPECT_EQ(*c.turn->history_tokens, prompt_before);
+      EXPECT_EQ(*c.server.cache_n, prompt_before) << "the previous turn's breakpoint, read";
+      EXPECT_TRUE(c.flags.empty()) << c.seq;
+    } else {
+      EXPECT_EQ(*c.server.cache_n, 0) << "the first turn writes its breakpoint";
+    }
+    prompt_before = *c.server.prompt_total;
+  }
+  EXPECT_EQ(turns, 4);
 }
 
 }  // namespace

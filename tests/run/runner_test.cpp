@@ -612,7 +612,8 @@ TEST(RunnerConversation, TheReportAnswersHowManyConversationsStayCached) {
   EXPECT_EQ(report.saving.size(), 4U) << "reuse on against off at each turn of the 1-set";
   std::ostringstream md;
   report::write_conversation_markdown(md, report);
-  EXPECT_THAT(md.str(), ::testing::HasSubstr("up to 1 conversation of this length keep"));
+  EXPECT_THAT(md.str(),
+              ::testing::HasSubstr("up to 1 conversation of this length keeps its history"));
 }
 
 TEST(RunnerConversation, ThinkTimeSpacesAConversationsTurns) {
