@@ -224,6 +224,7 @@ nlohmann::json to_json(const CallRecord& r) {
                            {"reuse", t.reuse ? "on" : "off"},  {"answer", t.answer}};
     put(turn, "slot", t.slot);
     put(turn, "history_tokens", t.history_tokens);
+    put(turn, "history_floor", t.history_floor);
     if (!t.history_basis.empty()) {
       turn["history_basis"] = t.history_basis;
     }
@@ -276,6 +277,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
     turn.reuse = t.value("reuse", "on") != "off";
     turn.slot = get<int>(t, "slot");
     turn.history_tokens = get<int>(t, "history_tokens");
+    turn.history_floor = get<int>(t, "history_floor");
     turn.history_basis = t.value("history_basis", "");
     turn.answer = t.value("answer", "");
     r.turn = std::move(turn);

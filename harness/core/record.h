@@ -116,7 +116,7 @@ struct CallRecord {
   int block = 0;
   int round = 0;
   CallKind kind = CallKind::timed;
-  int prompt_tokens = 0;  // the factor level (target)
+  int prompt_tokens = 0;  // the factor level (target); a conversation turn: its planned length
   int num_ctx = 0;
   std::string cache_type;
   std::string variant;  // the server variant of an A/B run (scenario "variants"); empty otherwise
@@ -161,6 +161,9 @@ struct CallRecord {
     // previous answer's token count, the answer read back as it was generated), or "reported"
     // (no token ids: the previous prompt as the server counted it, a least the turn reuses).
     std::string history_basis;
+    // The least reuse that still counts as the history kept: history_tokens, or on the "count"
+    // basis the previous prompt (the answer's tokens, read back, may differ from those generated).
+    std::optional<int> history_floor;
     std::string answer;  // the generated text, which the next turn sends back
   };
   std::optional<Turn> turn;

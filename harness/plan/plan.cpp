@@ -71,7 +71,10 @@ void fill_conversation_block(Block& b, const scenario::Scenario& s, Rng& rng) {
     const auto [level, reuse] = sets[set];
     for (int t = 1; t <= conv.turns; ++t) {
       for (int k = 0; k < level; ++k) {
-        PlannedCall c{0, b.index, t - 1, CallKind::timed, 0, -1, PairRole::none, {}, {}};
+        // Its planned length: the system prompt and the turn's messages so far, template aside.
+        const int planned =
+            conv.system_tokens + t * conv.user_tokens + (t - 1) * conv.answer_tokens;
+        PlannedCall c{0, b.index, t - 1, CallKind::timed, planned, -1, PairRole::none, {}, {}};
         c.turn = Turn{first + k, static_cast<int>(set), level, k, t, reuse};
         b.calls.push_back(c);
       }
@@ -223,14 +226,15 @@ std::string describe(const Plan& p) {
   for (const auto& b : p.blocks) {
     out += fmt::format("block {} ({}, start {}):\n", b.index, b.config.label(), b.replica + 1);
     for (const auto& c : b.calls) {
-      out += fmt::format("  #{:<4} {:<6} round {:>2}  prompt_tokens {}", c.seq, to_string(c.kind),
-                         c.round < 0 ? std::string("-") : std::to_string(c.round), c.prompt_tokens);
-      if (c.turn) {
-        out += fmt::format("  conversation {} turn {} ({} in set {}, reuse {})\n",
+      out += fmt::format("  #{:<4} {:<6} round {:>2}", c.seq, to_string(c.kind),
+                         c.round < 0 ? std::string("-") : std::to_string(c.round));
+      if (c.turn) {  // a turn's prompt is its conversation so far
+        out += fmt::format("  conversation {} turn {} ({} in set {}, reuse {}, about {} tokens)\n",
                            c.turn->conversation, c.turn->turn, c.turn->conversations, c.turn->set,
-                           c.turn->reuse ? "on" : "off");
+                           c.turn->reuse ? "on" : "off", c.prompt_tokens);
         continue;
       }
+      out += fmt::format("  prompt_tokens {}", c.prompt_tokens);
       out += c.edit
                  ? fmt::format("  pair {} {} edit {}\n", c.pair, to_string(c.role), c.edit->label())
                  : "\n";

@@ -68,7 +68,7 @@ ConversationReport conversation_report(const results::RunManifest& run,
   using Key = std::tuple<std::string, int, bool, int>;  // config, level, reuse, turn
   struct Acc {
     std::vector<double> ttft, prompt, reused, history, decode;
-    int n = 0, proved = 0, predicted = 0, lost = 0;
+    int n = 0, failed = 0, proved = 0, predicted = 0, lost = 0;
   };
   std::map<Key, Acc> acc;
   using LevelKey = std::tuple<std::string, int>;
@@ -81,19 +81,25 @@ ConversationReport conversation_report(const results::RunManifest& run,
   std::map<std::tuple<int, int, int>, std::vector<int>> lost;  // block, conversation, level
   std::map<std::string, std::vector<double>> final_tokens;
   for (const auto& r : calls) {
-    if (!r.turn || r.kind != CallKind::timed || !r.ok()) {
+    if (!r.turn || r.kind != CallKind::timed || r.outcome == Outcome::aborted) {
       continue;
     }
     const auto& t = *r.turn;
     Acc& a = acc[{turn_config(r), t.conversations, t.reuse, t.turn}];
+    if (!r.ok()) {
+      ++a.failed;
+      continue;
+    }
     ++a.n;
     if (r.client.ttft_ms) {
       a.ttft.push_back(*r.client.ttft_ms);
     }
-    if (r.prompt_tokens_counted) {
-      a.prompt.push_back(*r.prompt_tokens_counted);
+    // The prompt as counted before sending, or as the server counted it (no token ids).
+    if (const auto tokens =
+            r.prompt_tokens_counted ? r.prompt_tokens_counted : r.server.prompt_total) {
+      a.prompt.push_back(*tokens);
       if (t.turn == out.turns && t.reuse) {
-        final_tokens[turn_config(r)].push_back(*r.prompt_tokens_counted);
+        final_tokens[turn_config(r)].push_back(*tokens);
       }
     }
     if (r.server.cache_n) {
@@ -139,9 +145,9 @@ ConversationReport conversation_report(const results::RunManifest& run,
   }
   for (auto& [key, a] : acc) {
     const auto& [config, level, reuse, turn] = key;
-    out.rows.push_back({config, level, reuse, turn, a.n, turn_median(a.ttft), turn_median(a.prompt),
-                        turn_median(a.reused), turn_median(a.history), turn_median(a.decode),
-                        a.proved, a.predicted, a.lost});
+    out.rows.push_back({config, level, reuse, turn, a.n, a.failed, turn_median(a.ttft),
+                        turn_median(a.prompt), turn_median(a.reused), turn_median(a.history),
+                        turn_median(a.decode), a.proved, a.predicted, a.lost});
   }
   // Reuse on against off, turn by turn, at the smallest level measured both ways.
   std::map<std::string, int> smallest_both;
@@ -243,7 +249,8 @@ void write_conversation_markdown(std::ostream& out, const ConversationReport& r)
   }
   if (r.unpredicted > 0) {
     out << fmt::format(
-        "\n{} turns reported their reuse without a prediction: the server gives no token ids.\n",
+        "\n{} turns reported their reuse without an exact prediction (the server gives no token "
+        "ids, or a first turn on a server that does not pin slots).\n",
         r.unpredicted);
   }
   if (!r.saving.empty()) {
@@ -259,16 +266,16 @@ void write_conversation_markdown(std::ostream& out, const ConversationReport& r)
   }
   out << "\n### Turn by turn\n\nMedians over the turns of each set level, reuse mode and turn; "
          "decode rate against the context depth the turn reached.\n\n";
-  out << "| config | conversations | reuse | turn | n | prompt tokens | reused | history | "
-         "proof | lost history | TTFT ms | decode tok/s |\n"
-         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  out << "| config | conversations | reuse | turn | n | failed | prompt tokens | reused | history "
+         "| proof | lost history | TTFT ms | decode tok/s |\n"
+         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : r.rows) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       row.config, row.conversations, row.reuse ? "on" : "off", row.turn, row.n,
-                       turn_cell(row.prompt_tokens), turn_cell(row.reused), turn_cell(row.history),
-                       row.predicted > 0 ? fmt::format("{}/{}", row.proved, row.predicted) : "-",
-                       row.lost, turn_cell(row.ttft_ms, "{:.1f}"),
-                       turn_cell(row.decode_tps, "{:.1f}"));
+    out << fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row.config,
+        row.conversations, row.reuse ? "on" : "off", row.turn, row.n, row.failed,
+        turn_cell(row.prompt_tokens), turn_cell(row.reused), turn_cell(row.history),
+        row.predicted > 0 ? fmt::format("{}/{}", row.proved, row.predicted) : "-", row.lost,
+        turn_cell(row.ttft_ms, "{:.1f}"), turn_cell(row.decode_tps, "{:.1f}"));
   }
   if (!r.levels.empty()) {
     out << "\n### How many conversations stay cached\n\nTurns after the first, reuse on: the "
@@ -331,6 +338,7 @@ json to_json(const ConversationReport& r) {
                     {"reuse", row.reuse ? "on" : "off"},
                     {"turn", row.turn},
                     {"n", row.n},
+                    {"failed", row.failed},
                     {"ttft_ms", turn_json(row.ttft_ms)},
                     {"prompt_tokens", turn_json(row.prompt_tokens)},
                     {"reused", turn_json(row.reused)},

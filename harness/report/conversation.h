@@ -23,7 +23,8 @@ struct TurnRow {
   int conversations = 1;
   bool reuse = true;
   int turn = 1;
-  int n = 0;  // turns that succeeded
+  int n = 0;       // turns that succeeded
+  int failed = 0;  // turns that failed (or were never sent)
   std::optional<double> ttft_ms;
   std::optional<double> prompt_tokens;  // counted
   std::optional<double> reused;         // the server's cache_n

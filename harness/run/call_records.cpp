@@ -25,6 +25,15 @@ CallRecord CallRecords::base(const plan::PlannedCall& call, const plan::Block& b
   if (s_.concurrency.active()) {
     r.slots = block.config.slots;
   }
+  if (call.turn) {  // also on a turn that is never sent (its server died, or never started)
+    CallRecord::Turn t;
+    t.conversation = call.turn->conversation;
+    t.set = call.turn->set;
+    t.conversations = call.turn->conversations;
+    t.turn = call.turn->turn;
+    t.reuse = call.turn->reuse;
+    r.turn = std::move(t);
+  }
   return r;
 }
 

@@ -42,13 +42,15 @@ std::pair<int, std::string> held_reuse(const std::vector<int>& ids, const HeldTo
 
 void ConversationTurns::restore(const std::vector<CallRecord>& recorded) {
   for (const auto& r : recorded) {
-    if (!r.turn || r.outcome == Outcome::aborted) {
+    if (!r.turn || r.nonce.empty()) {
       continue;
     }
     const Key key{r.block, r.turn->conversation};
-    recorded_answers_[{key, r.turn->turn}] = r.turn->answer;
     if (r.turn->turn == 1) {
-      recorded_nonces_[key] = r.nonce;
+      recorded_nonces_[key] = r.nonce;  // the first line stays, whether its answer came or not
+    }
+    if (r.ok()) {  // a failed turn left the history as it was
+      recorded_answers_[{key, r.turn->turn}] = r.turn->answer;
     }
   }
 }
@@ -66,7 +68,9 @@ void ConversationTurns::slot_read(int slot, const std::vector<int>& ids) {
 
 const std::string& ConversationTurns::system_text(backend::Backend& be) {
   if (!system_built_ && s_.conversation.system_tokens > 0) {
-    system_ = prompt::build_prompt(s_.conversation.system_tokens, kSystemFirstLine,
+    // The run id keeps another run's conversations (an attached server's cache) out of it.
+    system_ = prompt::build_prompt(s_.conversation.system_tokens,
+                                   fmt::format("{} Session {}.", kSystemFirstLine, run_id_),
                                    s_.seed * std::uint64_t{7919} + 17,
                                    [&](std::string_view t) { return be.count_tokens(t); })
                   .text;
@@ -131,10 +135,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
       for (int k = 1; k < t.turn; ++k) {
         const auto a = recorded_answers_.find({key, k});
         if (a == recorded_answers_.end()) {
-          throw Error(
-              fmt::format("conversation {} has no recorded answer for turn {}, so its "
-                          "history cannot be rebuilt",
-                          t.conversation, k));
+          continue;  // that turn failed: it left the history as it was
         }
         if (k > 1) {
           plan::Turn earlier = t;
@@ -182,7 +183,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
     if (t.turn == 1 || !t.reuse) {
       rt.history_tokens = 0;
     } else if (st.held && st.held->prompt_count > 0) {
-      rt.history_tokens = st.held->prompt_count;
+      rt.history_tokens = p.cache_rule.apply(st.held->prompt_count);
       rt.history_basis = "reported";
     }
   } else {
@@ -193,6 +194,9 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
       const auto [n, basis] = held_reuse(p.ids, *st.held);
       rt.history_tokens = p.cache_rule.apply(n);
       rt.history_basis = basis;
+      if (basis == "count") {
+        rt.history_floor = p.cache_rule.apply(prompt::expected_reuse(p.ids, st.held->prompt));
+      }
     }
     if (!t.reuse && caps.reuse_switch) {
       r.expected_cache_n = 0;  // cache_prompt false: the whole prompt is read
@@ -227,6 +231,19 @@ double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Bloc
 void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res) {
   const plan::Turn& t = *p.call.turn;
   State& st = states_[{p.record.block, t.conversation}];
+  if (p.record.turn) {
+    p.record.turn->answer = res.text;
+  }
+  st.answered = res.trace.done;
+  st.answered_known = true;
+  const int slot = t.index % s_.conversation.slots;
+  if (res.outcome != Outcome::ok) {
+    // A failed turn leaves the history as it was (the next turn goes on from the last answer);
+    // what it left in the cache is not known.
+    st.held.reset();
+    slots_[slot] = std::nullopt;
+    return;
+  }
   st.messages = p.spec.messages;
   if (!t.reuse) {
     // The history keeps the conversation's own first line; the next turn replaces it again.
@@ -238,17 +255,6 @@ void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res
     }
   }
   st.messages.push_back({"assistant", res.text});
-  st.answered = res.trace.done;
-  st.answered_known = true;
-  if (p.record.turn) {
-    p.record.turn->answer = res.text;
-  }
-  const int slot = t.index % s_.conversation.slots;
-  if (res.outcome != Outcome::ok) {
-    st.held.reset();  // what a failed call left in the cache is not known
-    slots_[slot] = std::nullopt;
-    return;
-  }
   int generated = 0;
   for (const int n : res.trace.token_counts) {
     generated += n;
@@ -265,13 +271,14 @@ void ConversationTurns::flag(CallRecord& r) {
   }
   const int reused = *r.server.cache_n;
   const auto& history = r.turn->history_tokens;
-  if (r.turn->reuse && r.turn->turn > 1 && history && reused < *history) {
+  const int floor = r.turn->history_floor.value_or(history.value_or(0));
+  if (r.turn->reuse && r.turn->turn > 1 && history && reused < floor) {
     r.flags.emplace_back("history_lost");
   }
   if (r.expected_cache_n && reused > *r.expected_cache_n) {
     const bool within_history = r.turn->reuse && history && reused <= *history;
-    if (!has_flag(r, "history_restored") && within_history) {
-      r.flags.emplace_back("history_restored");
+    if (within_history && reused >= floor && !has_flag(r, "history_restored")) {
+      r.flags.emplace_back("history_restored");  // all of it came back from outside the slot
     } else if (!within_history) {
       r.flags.emplace_back("unexpected_cache_reuse");
     }

@@ -268,6 +268,12 @@ CallRecord Runner::run_turn(backend::Backend& be, const plan::PlannedCall& call,
       std::this_thread::sleep_for(std::chrono::duration<double>(step));
     }
   }
+  if (process::stop_requested()) {  // Ctrl-C while it waited: not sent, --resume sends it
+    p.record.outcome = Outcome::aborted;
+    p.record.error = std::string(http::kInterruptedError);
+    return p.record;
+  }
+  p.record.wall_start = utc_now_rfc3339();
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   turns_.answered(p, res);

@@ -474,6 +474,13 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
     detail::parse_gate(c, doc["gate"], s);
   }
   const bool conversation = doc.contains("conversation");
+  if (conversation && doc.contains("repeats")) {
+    c.problem("repeats", "a conversation repeats by its turns and conversations: remove repeats");
+  }
+  if (conversation && doc.contains("max_tokens")) {
+    c.problem("max_tokens",
+              "a conversation's answers are conversation.answer_tokens long: remove max_tokens");
+  }
   if (!doc.contains("factors")) {
     if (!conversation) {
       c.problem("factors", "missing: give at least factors.prompt_tokens");
@@ -792,6 +799,8 @@ json to_json(const Scenario& s) {
   }
   if (s.conversation.active()) {
     out["conversation"] = detail::conversation_to_json(s.conversation);
+    out.erase("repeats");  // a conversation's turns and answer_tokens take their place
+    out.erase("max_tokens");
   }
   if (s.concurrency.active()) {
     out["concurrency"] = to_json(s.concurrency);

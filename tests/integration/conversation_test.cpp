@@ -228,7 +228,7 @@ TEST(ConversationOllama, ApiChatKeepsOneConversationAndLosesTwoOverOneSlot) {
   const auto rep = run_kvbench({"report", run_dir.string()});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr("up to 1 conversation of this length keeps its history"));
-  EXPECT_THAT(rep.out, HasSubstr("turns reported their reuse without a prediction"));
+  EXPECT_THAT(rep.out, HasSubstr("turns reported their reuse without an exact prediction"));
 }
 
 // A hosted Messages API (its fixture): no token ids, the cache_control breakpoint on the last

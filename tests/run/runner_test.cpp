@@ -632,29 +632,80 @@ TEST(RunnerConversation, ThinkTimeSpacesAConversationsTurns) {
 TEST(RunnerConversation, AResumedConversationContinuesFromItsRecordedAnswers) {
   Bench b;
   b.script.capabilities.reuse_switch = true;
-  const auto full = records_of(b.run(kConversation));
-  // The same run, cut after its first 10 records, then resumed.
-  Bench c;
-  c.script.capabilities.reuse_switch = true;
-  const auto first = c.run(kConversation);
+  const auto first = b.run(kConversation);
   const fs::path calls = first.run_dir / "calls.jsonl";
+  // Cut after the first 12 records (the warm-up and 11 turns), then resume.
   auto lines = lines_of(calls);
-  lines.resize(10);
+  lines.resize(12);
   {
     std::ofstream out(calls, std::ios::trunc);
     for (const auto& l : lines) {
       out << l << "\n";
     }
   }
-  resume_run(first.run_dir, c.options, c.ctx);
-  const auto resumed = records_of(RunSummary{first.run_dir});
-  ASSERT_EQ(resumed.size(), full.size());
-  for (std::size_t i = 0; i < resumed.size(); ++i) {
-    if (resumed[i].turn) {
-      EXPECT_EQ(resumed[i].prompt_tokens_counted, full[i].prompt_tokens_counted)
-          << "seq " << resumed[i].seq << ": the same history, rebuilt";
+  const std::size_t before = b.script.messages.size();
+  resume_run(first.run_dir, b.options, b.ctx);
+  const auto all = records_of(RunSummary{first.run_dir});
+  ASSERT_EQ(all.size(), 1U + (1 + 3) * 4 * 2);
+  // Every resumed turn sent its conversation's recorded first line and answers, in order.
+  std::map<std::pair<int, int>, std::vector<const CallRecord*>> by_conversation;
+  for (const auto& r : all) {
+    if (r.turn) {
+      by_conversation[{r.block, r.turn->conversation}].push_back(&r);
     }
   }
+  std::size_t sent = before;
+  int rebuilt = 0;
+  for (std::size_t i = 12; i < all.size(); ++i, ++sent) {
+    const CallRecord& r = all[i];
+    ASSERT_TRUE(r.turn && sent < b.script.messages.size());
+    const auto& messages = b.script.messages[sent];
+    const auto& earlier = by_conversation[{r.block, r.turn->conversation}];
+    std::vector<std::string> answers;
+    for (const auto& m : messages) {
+      if (m.role == "assistant") {
+        answers.push_back(m.content);
+      }
+    }
+    ASSERT_EQ(answers.size(), static_cast<std::size_t>(r.turn->turn - 1)) << "seq " << r.seq;
+    for (int k = 0; k + 1 < r.turn->turn; ++k) {
+      EXPECT_EQ(answers[static_cast<std::size_t>(k)],
+                earlier[static_cast<std::size_t>(k)]->turn->answer)
+          << "seq " << r.seq << ": the answer of turn " << k + 1;
+    }
+    if (r.turn->reuse) {
+      EXPECT_EQ(messages[1].content.substr(0, earlier[0]->nonce.size()), earlier[0]->nonce)
+          << "seq " << r.seq << ": the conversation's own first line";
+    }
+    rebuilt += r.turn->turn > 1 && earlier[0]->seq < all[12].seq ? 1 : 0;
+  }
+  EXPECT_GT(rebuilt, 0) << "some conversation was cut mid-way and rebuilt";
+}
+
+TEST(RunnerConversation, AFailedTurnLeavesItsConversationsHistoryAsItWas) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  b.script.failing_calls = {2, 7};
+  const auto summary = b.run(kConversation);
+  const auto rs = records_of(summary);
+  int failed = 0;
+  for (const auto& r : rs) {
+    failed += r.turn && !r.ok() ? 1 : 0;
+  }
+  EXPECT_EQ(failed, 2);
+  for (const auto& messages : b.script.messages) {
+    for (const auto& m : messages) {
+      EXPECT_FALSE(m.role == "assistant" && m.content.empty())
+          << "a failed turn's (empty) answer was sent back";
+    }
+  }
+  const auto loaded = results::load_run(summary.run_dir);
+  const auto report = report::conversation_report(loaded.run, loaded.calls);
+  int reported = 0;
+  for (const auto& row : report.rows) {
+    reported += row.failed;
+  }
+  EXPECT_EQ(reported, 2) << "the report counts the failed turns";
 }
 
 }  // namespace conversations

@@ -310,13 +310,15 @@ TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
 }
 
 TEST(ScenarioConversation, BadFieldsAreNamed) {
-  const std::string e = error_of(R"({"name": "c",
+  const std::string e = error_of(R"({"name": "c", "repeats": 3, "max_tokens": 8,
       "conversation": {"turns": 4, "reuse": ["on", "maybe"],
                        "conversations": [2, 2], "think_time_s": -1, "turn": 3}})");
   EXPECT_THAT(e, HasSubstr("conversation.reuse[1]: 'maybe'"));
   EXPECT_THAT(e, HasSubstr("conversation.conversations[1]: 2 is listed twice"));
   EXPECT_THAT(e, HasSubstr("conversation.think_time_s: expected a number of seconds"));
   EXPECT_THAT(e, HasSubstr("conversation.turn: unknown key (did you mean 'turns'?)"));
+  EXPECT_THAT(e, HasSubstr("repeats: a conversation repeats by its turns"));
+  EXPECT_THAT(e, HasSubstr("max_tokens: a conversation's answers are conversation.answer_tokens"));
 }
 
 TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
@@ -325,12 +327,14 @@ TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
       "concurrency": {"streams": 2}, "probes": {"every": 2},
       "server": {"kind": "openai", "url": "http://127.0.0.1:9/v1", "endpoint": "completions",
                  "model": "m"},
+      "variants": [{"name": "a"}, {"name": "b", "server": {"model": "other-model"}}],
       "conversation": {"turns": 40, "user_tokens": 100}})");
   EXPECT_THAT(e, HasSubstr("factors.prompt_tokens: a conversation sizes its prompts"));
   EXPECT_THAT(e, HasSubstr("concurrency: conversations take their turns one call at a time"));
   EXPECT_THAT(e, HasSubstr("probes: a conversation run has no drift probes"));
   EXPECT_THAT(e, HasSubstr("server.endpoint: a conversation is sent as chat messages"));
   EXPECT_THAT(e, HasSubstr("conversation.turns: 40 turns of 100 user and 32 answer tokens"));
+  EXPECT_THAT(e, HasSubstr("variants: the gate compares single prompts"));
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ struct FakeScript {
   // Seen:
   int calls = 0;
   int restarts = 0;
-  std::vector<int> opened;  // block indexes, in order
+  std::vector<int> opened;                                  // block indexes, in order
+  std::vector<std::vector<backend::ChatMessage>> messages;  // each complete() call's, in order
   int closed = 0;
 };
 
@@ -58,6 +59,7 @@ class FakeBackend final : public backend::Backend {
 
   backend::CallResult complete(const backend::CompletionSpec& spec) override {
     const int call = script_.calls++;
+    script_.messages.push_back(spec.messages);
     backend::CallResult r;
     r.trace.sent = clock_.now();
     if (dead_ || script_.failing_calls.count(call) != 0) {
