@@ -122,6 +122,15 @@ def save(fig, out_dir, name):
     return png
 
 
+def finish_axes(ax, xlabel, ylabel, title):
+    """Labels, title, a light grid and a small legend: every plot's frame."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def scatter_with_medians(ax, calls, value):
     """Each call as a faint point and the median per prompt length as a line, per condition."""
     for i, (label, group) in enumerate(sorted(group_by_condition(calls).items())):
@@ -145,12 +154,8 @@ def plot_ttft(calls, out_dir):
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     scatter_with_medians(ax, timed, lambda c: nested(c, "client", "ttft_ms"))
-    ax.set_xlabel("prompt tokens")
-    ax.set_ylabel("time to first token (ms)")
-    ax.set_title("TTFT against prompt length")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "prompt tokens", "time to first token (ms)", "TTFT against prompt length")
     return save(fig, out_dir, "ttft"), (
         "Time to first token against prompt tokens: every timed call (faint) and the median per "
         "prompt length. Absolute times belong to this machine and server.")
@@ -224,11 +229,8 @@ def plot_decode(summary, calls, out_dir):
             ax.fill_between(grid, lower, upper, color="k", alpha=0.12, label=f"{level}% band")
             caption += (f" The line is the linear fit's intercept plus its prompt slope at t = 0 "
                         f"(drift removed), with its {level}% confidence band from the {source}.")
-    ax.set_xlabel("prompt tokens")
-    ax.set_ylabel("decode rate (tokens/s)")
-    ax.set_title("Decode rate against prompt length")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "prompt tokens", "decode rate (tokens/s)",
+                "Decode rate against prompt length")
     return save(fig, out_dir, "decode"), caption
 
 
@@ -259,11 +261,7 @@ def plot_memory(summary, out_dir):
         plt.close(fig)
         return None
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("num_ctx (tokens)")
-    ax.set_ylabel("MiB")
-    ax.set_title("Memory against the context window")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "num_ctx (tokens)", "MiB", "Memory against the context window")
     return save(fig, out_dir, "memory"), (
         "KV-cache memory against num_ctx per cache type: the KV buffer the server logged (filled "
         "circles) and process RSS after load (open squares), beside the line the cache type's "
@@ -327,11 +325,9 @@ def plot_prefix(summary, out_dir):
                    label="the lesson's figures")
     ax.set_xlim(-0.02, 1.05)
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("edit position f (fraction of the prompt before the first difference)")
-    ax.set_ylabel("second read / cold read (prompt time)")
-    ax.set_title("Prefix reuse: the second read against the edit position")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "edit position f (fraction of the prompt before the first difference)",
+                "second read / cold read (prompt time)",
+                "Prefix reuse: the second read against the edit position")
     return save(fig, out_dir, "prefix_reuse"), (
         "The resend's prompt-processing time over its cold read, against where the edit sits "
         "(question-only and unchanged resends at their first difference). The dashed 1 - f line "
@@ -341,7 +337,8 @@ def plot_prefix(summary, out_dir):
 
 def plot_conversation_ttft(summary, out_dir):
     """TTFT against the turn, with the history reused and with reuse defeated."""
-    rows = [r for r in nested(summary, "conversation", "rows") or [] if r.get("ttft_ms") is not None]
+    rows = [r for r in nested(summary, "conversation", "rows") or []
+            if r.get("ttft_ms") is not None]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -358,12 +355,9 @@ def plot_conversation_ttft(summary, out_dir):
             label = f"{config}: {label}"
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if reuse == "on" else "s--",
                 color=f"C{i}", ms=5, label=label)
-    ax.set_xlabel("turn")
-    ax.set_ylabel("median time to first token (ms)")
-    ax.set_title("Conversations: TTFT per turn, history reused or not")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "turn", "median time to first token (ms)",
+                "Conversations: TTFT per turn, history reused or not")
     return save(fig, out_dir, "conversation_ttft"), (
         "Median time to first token at each turn of a conversation, with the server free to reuse "
         "the history (solid) and with reuse defeated (dashed): every turn resends the whole "
@@ -386,12 +380,10 @@ def plot_conversation_reuse(summary, out_dir):
     slots = nested(summary, "conversation", "slots")
     if slots:
         ax.axvline(slots, color="k", ls=":", lw=1, label=f"server slots ({slots})")
-    ax.set_xlabel("conversations taking turns")
-    ax.set_ylabel("history reused (% of predicted)")
     ax.set_ylim(0, 105)
-    ax.set_title("Conversations: how many stay cached")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "conversations taking turns",
+                "history reused (% of predicted)",
+                "Conversations: how many stay cached")
     return save(fig, out_dir, "conversation_reuse"), (
         "Turns after the first, history reuse on: the tokens the server reused as a share of the "
         "history each turn could have reused, against how many conversations took turns over the "

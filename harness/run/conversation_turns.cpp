@@ -102,12 +102,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   State& st = states_[key];
   const auto caps = be.capabilities();
   const int slot = t.index % conv.slots;
-  CallRecord::Turn rt;
-  rt.conversation = t.conversation;
-  rt.set = t.set;
-  rt.conversations = t.conversations;
-  rt.turn = t.turn;
-  rt.reuse = t.reuse;
+  CallRecord::Turn rt = *r.turn;  // its place in the conversation, from the plan (base)
   if (caps.slot_pinning) {
     rt.slot = slot;
   }
