@@ -201,13 +201,11 @@ std::vector<int> AnthropicBackend::tokenize(std::string_view text) {
 }
 
 RenderedChat AnthropicBackend::render_chat(const std::vector<ChatMessage>& messages) {
-  RenderedChat out;
-  if (target_.llama_server) {
-    const std::string root = root_of(target_.base_url);
-    out.text = apply_template(transport_, root, target_.api_key, messages);
-    out.ids = LlamaServerBackend(transport_, root, target_.api_key).tokenize(out.text);
+  if (!target_.llama_server) {
+    return {};
   }
-  return out;
+  return LlamaServerBackend(transport_, root_of(target_.base_url), target_.api_key)
+      .render_chat(messages);
 }
 
 int AnthropicBackend::count_tokens(std::string_view text) {

@@ -246,12 +246,12 @@ RenderedChat OpenAiBackend::render_chat(const std::vector<ChatMessage>& messages
   if (target_.endpoint != OpenAiEndpoint::chat) {
     throw Error("a conversation needs the chat endpoint (server.endpoint \"chat\")");
   }
-  RenderedChat out;
   if (target_.llama_server) {
-    const std::string root = root_of(target_.base_url);
-    out.text = apply_template(transport_, root, target_.api_key, messages);
-    out.ids = LlamaServerBackend(transport_, root, target_.api_key).tokenize(out.text);
-  } else if (target_.tokenize_endpoint) {
+    return LlamaServerBackend(transport_, root_of(target_.base_url), target_.api_key)
+        .render_chat(messages);
+  }
+  RenderedChat out;
+  if (target_.tokenize_endpoint) {
     out.ids = vllm_tokenize(vllm_chat_tokenize_body(target_, messages));
   }
   return out;

@@ -14,9 +14,13 @@ using nlohmann::json;
 
 namespace {
 
+std::string turn_config(int num_ctx, const std::string& cache_type, const std::string& variant) {
+  std::string out = fmt::format("ctx={} kv={}", num_ctx, cache_type);
+  return variant.empty() ? out : variant + " " + out;
+}
+
 std::string turn_config(const CallRecord& r) {
-  std::string out = fmt::format("ctx={} kv={}", r.num_ctx, r.cache_type);
-  return r.variant.empty() ? out : r.variant + " " + out;
+  return turn_config(r.num_ctx, r.cache_type, r.variant);
 }
 
 std::optional<double> turn_median(std::vector<double> v) {
@@ -204,8 +208,7 @@ ConversationReport conversation_report(const results::RunManifest& run,
   for (auto& [config, a] : answers) {
     a.final_tokens = turn_median(final_tokens[config]);
     for (const auto& b : run.blocks) {
-      const std::string bc = fmt::format("ctx={} kv={}", b.num_ctx, b.cache_type);
-      if ((b.variant.empty() ? bc : b.variant + " " + bc) != config) {
+      if (turn_config(b.num_ctx, b.cache_type, b.variant) != config) {
         continue;
       }
       a.slot_cells = b.num_ctx;

@@ -17,6 +17,17 @@ namespace {
 constexpr const char* kSystemFirstLine =
     "You are the conversation partner of a benchmark. Answer every message of the user.";
 
+// The first user message becomes `line`, then the rest of the conversation's opening.
+void open_with(std::vector<backend::ChatMessage>& messages, const std::string& line,
+               const std::string& rest) {
+  for (auto& m : messages) {
+    if (m.role == "user") {
+      m.content = line + "\n" + rest;
+      return;
+    }
+  }
+}
+
 bool has_flag(const CallRecord& r, std::string_view flag) {
   return std::find(r.flags.begin(), r.flags.end(), flag) != r.flags.end();
 }
@@ -146,12 +157,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
     }
     r.nonce = t.reuse ? st.nonce : own_nonce;
     if (!t.reuse) {
-      for (auto& m : messages) {
-        if (m.role == "user") {  // the first user message starts with the fresh line
-          m.content = own_nonce + "\n" + st.first_user;
-          break;
-        }
-      }
+      open_with(messages, own_nonce, st.first_user);  // the fresh line
     }
     auto rendered = be.render_chat(messages);
     p.ids = std::move(rendered.ids);
@@ -242,12 +248,7 @@ void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res
   st.messages = p.spec.messages;
   if (!t.reuse) {
     // The history keeps the conversation's own first line; the next turn replaces it again.
-    for (auto& m : st.messages) {
-      if (m.role == "user") {
-        m.content = st.nonce + "\n" + st.first_user;
-        break;
-      }
-    }
+    open_with(st.messages, st.nonce, st.first_user);
   }
   st.messages.push_back({"assistant", res.text});
   int generated = 0;
