@@ -4,6 +4,7 @@
 // their history unless the host prompt cache brings it back.
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 
 #include <gmock/gmock.h>
@@ -84,9 +85,17 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
     last_prompt_n = read;
   }
   if (switch_honoured) {
-    ASSERT_TRUE(by_mode[false].front().server.prompt_ms && by_mode[false].back().server.prompt_ms);
-    EXPECT_GT(*by_mode[false].back().server.prompt_ms, *by_mode[false].front().server.prompt_ms)
-        << "reading about three times the tokens takes longer";
+    // The server's prompt time of the last four turns against the first four (about 1.7 times
+    // the tokens read): summed over halves, so one noisy call does not decide it.
+    double first = 0;
+    double last = 0;
+    for (const auto& c : by_mode[false]) {
+      ASSERT_TRUE(c.server.prompt_ms) << c.seq;
+      (c.turn->turn <= 4 ? first : last) += *c.server.prompt_ms;
+    }
+    std::cout << "reuse off, server prompt time: turns 1-4 " << first << " ms, turns 5-8 " << last
+              << " ms\n";
+    EXPECT_GT(last, first) << "reading more of the history takes longer";
   }
   const auto rep = run_kvbench({"report", run_dir.string()});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
