@@ -2,6 +2,7 @@
 // The one clock every timestamp comes through. Production uses the steady clock; tests inject a
 // FakeClock that advances by script.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -36,20 +37,18 @@ class SystemClock final : public Clock {
 };
 
 // Returns the current time, then advances it by `step` (0 by default). advance() moves it by hand.
+// Safe to read and move from several threads (a runner's worker and its sending thread).
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(Nanos start = Nanos{0}, Nanos step = Nanos{0}) : t_(start), step_(step) {}
-  Nanos now() const override {
-    Nanos t = t_;
-    t_ += step_;
-    return t;
-  }
-  void advance(Nanos d) { t_ += d; }
-  void set_step(Nanos step) { step_ = step; }
+  explicit FakeClock(Nanos start = Nanos{0}, Nanos step = Nanos{0})
+      : t_(start.count()), step_(step.count()) {}
+  Nanos now() const override { return Nanos{t_.fetch_add(step_.load())}; }
+  void advance(Nanos d) { t_ += d.count(); }
+  void set_step(Nanos step) { step_ = step.count(); }
 
  private:
-  mutable Nanos t_;
-  Nanos step_;
+  mutable std::atomic<Nanos::rep> t_;
+  std::atomic<Nanos::rep> step_;
 };
 
 // Wall-clock time as UTC RFC 3339 with milliseconds, e.g. 2026-11-30T03:10:00.123Z.

@@ -140,11 +140,15 @@ struct CallRecord {
   // the prompt's bytes; edit_first_diff is then estimated from the length calibration.
   std::optional<double> edit_text_fraction;
   std::string edit;  // edited read: what was replaced by what
-  // Concurrency (scenario "concurrency"); absent on a block of one call at a time.
-  std::optional<int> slots;        // the block's level: the server's slots (-np)
-  std::optional<int> stream;       // which stream (and server slot) carried the call
-  std::optional<int> in_flight;    // calls in flight when it was sent, itself included
-  std::optional<double> queue_ms;  // open loop: from its scheduled arrival to its send
+  // Concurrency (scenario "concurrency", or conversations at once); absent on a block of one call
+  // at a time.
+  std::optional<int> slots;      // the block's level: the server's slots (-np)
+  std::optional<int> stream;     // which stream (and server slot) carried the call; a turn's:
+                                 // its conversation's place in the set
+  std::optional<int> in_flight;  // calls in flight when it was sent, itself included
+  // Open loop: from its scheduled arrival to its send. A turn of conversations at once: from when
+  // it was due (its previous answer and think time) to its send, preparing and slot wait included.
+  std::optional<double> queue_ms;
   // A conversation turn (scenario "conversation"); absent on a single prompt.
   struct Turn {
     int conversation = 0;     // numbered over its block's sets

@@ -1,11 +1,13 @@
 #include "harness/http/multi_transport.h"
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -50,6 +52,17 @@ class MultiTransport::Multi {
     if (epoll_ < 0) {
       throw Error("epoll_create1 failed");
     }
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epoll_event wake_ev{};
+    wake_ev.events = EPOLLIN;
+    wake_ev.data.fd = wake_;
+    if (wake_ < 0 || ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &wake_ev) != 0) {
+      ::close(epoll_);
+      if (wake_ >= 0) {
+        ::close(wake_);
+      }
+      throw Error("the wake-up eventfd could not be set up");
+    }
     set_multi_option(get(), CURLMOPT_SOCKETFUNCTION, &Multi::on_socket);
     set_multi_option(get(), CURLMOPT_SOCKETDATA, static_cast<void*>(this));
     set_multi_option(get(), CURLMOPT_TIMERFUNCTION, &Multi::on_timer);
@@ -58,11 +71,19 @@ class MultiTransport::Multi {
   ~Multi() {
     handle_.reset();  // libcurl reports its sockets removed while they are still ours
     ::close(epoll_);
+    ::close(wake_);
   }
   Multi(const Multi&) = delete;
   Multi& operator=(const Multi&) = delete;
 
   CURLM* get() const { return handle_.get(); }
+
+  // Ends a wait_and_act on another thread.
+  void wake() const {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n =
+        ::write(wake_, &one, sizeof one);  // full counter: awake already
+  }
 
   // Runs libcurl for every ready socket, waiting at most `max_wait` (less when libcurl's own
   // timer is due sooner), then for the timer when it is due.
@@ -81,6 +102,11 @@ class MultiTransport::Multi {
     const Nanos woke = clock_.now();
     for (int i = 0; i < ready; ++i) {
       const epoll_event& ev = events_[static_cast<std::size_t>(i)];
+      if (ev.data.fd == wake_) {
+        std::uint64_t count = 0;
+        [[maybe_unused]] const auto n = ::read(wake_, &count, sizeof count);
+        continue;
+      }
       int mask = 0;
       mask |= (ev.events & EPOLLIN) != 0 ? CURL_CSELECT_IN : 0;
       mask |= (ev.events & EPOLLOUT) != 0 ? CURL_CSELECT_OUT : 0;
@@ -145,6 +171,7 @@ class MultiTransport::Multi {
   const Clock& clock_;
   MultiPtr handle_;
   int epoll_ = -1;
+  int wake_ = -1;  // eventfd: another thread's wake()
   bool timer_armed_ = false;
   Nanos timer_due_{0};
   curl_detail::ReadyStamp ready_;
@@ -214,6 +241,10 @@ void MultiTransport::start(Request req, ChunkSink sink, Done done) {
   multi_->act_on_timer();
   multi_->wait_and_act(std::chrono::milliseconds(0));
   started_in_callback_ = true;
+}
+
+void MultiTransport::wake() {
+  multi_->wake();
 }
 
 std::size_t MultiTransport::poll(std::chrono::milliseconds max_wait) {

@@ -41,6 +41,9 @@ class MultiTransport final : public ConcurrentTransport {
   // Calls started and not yet done.
   std::size_t in_flight() const override { return active_; }
 
+  // Ends the wait of a poll() on another thread at once (an eventfd in its epoll set).
+  void wake() override;
+
  private:
   struct Transfer;
   class Multi;  // the CURLM handle and its epoll set, kept out of this header

@@ -129,6 +129,9 @@ class ConcurrentTransport {
   virtual std::size_t poll(std::chrono::milliseconds max_wait) = 0;
   // Calls started and not yet done.
   virtual std::size_t in_flight() const = 0;
+  // Makes a poll() that waits on another thread return soon (at once where the transport can be
+  // woken). Callable from any thread; the only member that is.
+  virtual void wake() {}
 };
 
 // The message of an error response body: llama-server's {"error":{"message":..}}, Ollama's

@@ -69,6 +69,8 @@ ConversationReport conversation_report(const results::RunManifest& run,
   out.present = true;
   out.turns = conv.value("turns", 0);
   out.slots = conv.value("slots", 1);
+  out.concurrent = conv.value("concurrent", false);
+  out.think_time_s = conv.value("think_time_s", 0.0);
   using Key = std::tuple<std::string, int, bool, int>;  // config, level, reuse, turn
   struct Acc {
     std::vector<double> ttft, prompt, reused, history, decode;
@@ -82,6 +84,11 @@ ConversationReport conversation_report(const results::RunManifest& run,
     std::vector<double> reread, ttft;
   };
   std::map<LevelKey, LevelAcc> levels;
+  struct AtOnce {
+    int max_in_flight = 0;
+    std::vector<double> wait;
+  };
+  std::map<LevelKey, AtOnce> at_once;
   std::map<std::tuple<int, int, int>, std::vector<int>> lost;  // block, conversation, level
   std::map<std::string, std::vector<double>> final_tokens;
   for (const auto& r : calls) {
@@ -97,6 +104,13 @@ ConversationReport conversation_report(const results::RunManifest& run,
     ++a.n;
     if (r.client.ttft_ms) {
       a.ttft.push_back(*r.client.ttft_ms);
+    }
+    if (r.in_flight) {
+      AtOnce& o = at_once[{turn_config(r), t.conversations}];
+      o.max_in_flight = std::max(o.max_in_flight, *r.in_flight);
+      if (r.queue_ms) {
+        o.wait.push_back(*r.queue_ms);
+      }
     }
     // The prompt as counted before sending, or as the server counted it (no token ids).
     if (const auto tokens =
@@ -184,8 +198,10 @@ ConversationReport conversation_report(const results::RunManifest& run,
   }
   for (auto& [key, l] : levels) {
     const auto& [config, level] = key;
+    const AtOnce& o = at_once[key];
     out.levels.push_back({config, level, l.turns, l.kept, l.history > 0 ? l.reused / l.history : 0,
-                          turn_median(l.reread), turn_median(l.ttft)});
+                          turn_median(l.reread), turn_median(l.ttft), o.max_in_flight,
+                          turn_median(o.wait)});
   }
   for (const auto& [key, turns] : lost) {
     const auto& [block, conversation, level] = key;
@@ -237,12 +253,18 @@ void write_conversation_markdown(std::ostream& out, const ConversationReport& r)
       "Every turn resends the whole conversation: a system prompt all conversations share, then "
       "the conversation's own unique first line, every message and every answer the server gave, "
       "and a new user message. Only the system prompt may be shared between conversations; a "
-      "conversation's history is its own. Conversations take their turns round-robin, "
-      "conversation k of a set pinned to slot k mod {} where the server pins slots. "
+      "conversation's history is its own. {}, conversation k of a set pinned to slot k mod {} "
+      "where the server pins slots{}. "
       "\"history\" is the reuse predicted had the server kept the conversation's history (its "
       "prompt up to the end of the previous answer, from token ids); \"proof\" counts the turns "
       "that reused exactly what their slot held.\n",
-      r.slots);
+      r.concurrent ? "The conversations of a set are in flight at once, each its own stream"
+                   : "Conversations take their turns round-robin",
+      r.slots,
+      r.concurrent
+          ? fmt::format(": a turn is sent once its previous answer came{} and its slot is free",
+                        r.think_time_s > 0 ? fmt::format(" and {:g} s passed", r.think_time_s) : "")
+          : "");
   if (r.predicted > 0) {
     out << fmt::format(
         "\nProof: {} of {} turns reused exactly the tokens predicted from what their slot "
@@ -284,11 +306,22 @@ void write_conversation_markdown(std::ostream& out, const ConversationReport& r)
     out << "\n### How many conversations stay cached\n\nTurns after the first, reuse on: the "
            "share of the predicted history the server reused.\n\n";
     out << "| config | conversations | turns | kept their history | reuse rate | history "
-           "re-read per lost turn | TTFT ms |\n|---|---:|---:|---:|---:|---:|---:|\n";
+           "re-read per lost turn | TTFT ms |"
+        << (r.concurrent ? " most in flight | wait ms |" : "")
+        << "\n|---|---:|---:|---:|---:|---:|---:|" << (r.concurrent ? "---:|---:|" : "") << "\n";
     for (const auto& l : r.levels) {
-      out << fmt::format("| {} | {} | {} | {} | {:.1f} % | {} | {} |\n", l.config, l.conversations,
+      out << fmt::format("| {} | {} | {} | {} | {:.1f} % | {} | {} |", l.config, l.conversations,
                          l.turns, l.kept, 100 * l.reuse_rate, turn_cell(l.reread),
                          turn_cell(l.history_ttft_ms, "{:.1f}"));
+      if (r.concurrent) {
+        out << fmt::format(" {} | {} |", l.max_in_flight, turn_cell(l.wait_ms, "{:.1f}"));
+      }
+      out << "\n";
+    }
+    if (r.concurrent) {
+      out << "\n\"wait ms\": median time from when a turn was due (its previous answer"
+          << (r.think_time_s > 0 ? " and the think time" : "")
+          << ") to its send, its preparing and any wait for its slot included.\n";
     }
   }
   for (const auto& a : r.answers) {
@@ -360,6 +393,10 @@ json to_json(const ConversationReport& r) {
                       {"reuse_rate", l.reuse_rate},
                       {"reread_tokens", turn_json(l.reread)},
                       {"ttft_ms", turn_json(l.history_ttft_ms)}});
+    if (r.concurrent) {
+      levels.back()["max_in_flight"] = l.max_in_flight;
+      levels.back()["wait_ms"] = turn_json(l.wait_ms);
+    }
   }
   json saving = json::array();
   for (const auto& s : r.saving) {
@@ -383,6 +420,7 @@ json to_json(const ConversationReport& r) {
   }
   return {{"turns", r.turns},
           {"slots", r.slots},
+          {"concurrent", r.concurrent},
           {"proved", r.proved},
           {"predicted", r.predicted},
           {"unpredicted", r.unpredicted},

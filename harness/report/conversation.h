@@ -44,6 +44,10 @@ struct LevelRow {
   double reuse_rate = 0;                  // reused / history tokens, summed
   std::optional<double> reread;           // median tokens of history read again on a lost turn
   std::optional<double> history_ttft_ms;  // median TTFT of these turns
+  // Conversations at once: the most turns in flight at a send, and the median wait from when a
+  // turn was due to its send (its preparing and any wait for its slot), over every turn.
+  int max_in_flight = 0;
+  std::optional<double> wait_ms;
 };
 
 // Reuse on against off at the same turn (the smallest level that has both).
@@ -59,6 +63,8 @@ struct ConversationReport {
   bool present = false;
   int turns = 0;
   int slots = 1;
+  bool concurrent = false;  // a set's conversations in flight at once
+  double think_time_s = 0;
   std::vector<TurnRow> rows;
   std::vector<LevelRow> levels;
   std::vector<SavingRow> saving;

@@ -199,21 +199,31 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
         rt.history_floor = p.cache_rule.apply(prompt::expected_reuse(p.ids, st.held->prompt));
       }
     }
-    if (!t.reuse && caps.reuse_switch) {
-      r.expected_cache_n = 0;  // cache_prompt false: the whole prompt is read
-    } else if (caps.slot_pinning) {
-      const auto it = slots_.find(slot);
-      if (it == slots_.end()) {
-        r.expected_cache_n = 0;  // the slot holds nothing yet
-      } else if (it->second) {
-        r.expected_cache_n = p.cache_rule.apply(held_reuse(p.ids, it->second->held).first);
-      }
-    } else if (t.turn > 1 && t.reuse) {
-      r.expected_cache_n = rt.history_tokens;
-    }
   }
   r.turn = std::move(rt);
+  expect(p, caps);
   return p;
+}
+
+void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& caps) const {
+  const plan::Turn& t = *p.call.turn;
+  CallRecord& r = p.record;
+  if (p.ids.empty()) {
+    return;
+  }
+  r.expected_cache_n.reset();
+  if (!t.reuse && caps.reuse_switch) {
+    r.expected_cache_n = 0;  // cache_prompt false: the whole prompt is read
+  } else if (caps.slot_pinning) {
+    const auto it = slots_.find(t.index % s_.conversation.slots);
+    if (it == slots_.end()) {
+      r.expected_cache_n = 0;  // the slot holds nothing yet
+    } else if (it->second) {
+      r.expected_cache_n = p.cache_rule.apply(held_reuse(p.ids, it->second->held).first);
+    }
+  } else if (t.turn > 1 && t.reuse && r.turn) {
+    r.expected_cache_n = r.turn->history_tokens;
+  }
 }
 
 double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Block& block,

@@ -56,6 +56,9 @@ class ConversationTurns {
   // interrupted).
   PreparedCall prepare(const CallRecords& records, backend::Backend& be,
                        const plan::PlannedCall& call, const plan::Block& block);
+  // The reuse predicted for a prepared turn from what its pinned slot holds now (prepare() makes
+  // it at once; a turn that waited for its slot is predicted again when the slot is free).
+  void expect(PreparedCall& p, const backend::Capabilities& caps) const;
   // Seconds still to wait before `call` is sent: its conversation's think time after the previous
   // answer, counted from `now`.
   double wait_s(const plan::PlannedCall& call, const plan::Block& block, Nanos now) const;

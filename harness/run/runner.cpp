@@ -19,6 +19,7 @@
 #include "harness/results/results.h"
 #include "harness/run/call_records.h"
 #include "harness/run/concurrent_block.h"
+#include "harness/run/conversation_streams.h"
 #include "harness/run/conversation_turns.h"
 #include "harness/run/precision.h"
 #include "harness/run/progress.h"
@@ -98,6 +99,15 @@ class Runner {
   void run_block(const plan::Block& block);
   void run_calls(BlockServer& server, const plan::Block& block, results::BlockInfo& info);
   void run_concurrent(backend::Backend& be, const plan::Block& block, results::BlockInfo& info);
+  // Runs block.calls[from, to), one set of conversations, all in flight at once; returns whether
+  // a turn failed.
+  bool run_set_at_once(BlockServer& server, const plan::Block& block, std::size_t from,
+                       std::size_t to);
+  // After a failed call (the last of seq `after_seq`): when the server died, restarts it
+  // (bounded) and returns true, or gives up and fails block.calls[rest_from...]. A server that
+  // did not die: true.
+  bool recover(BlockServer& server, const plan::Block& block, results::BlockInfo& info,
+               int& restarts, int after_seq, std::size_t rest_from);
   // The answers experiment for `block` (scenario "answers"): from its server, or a second start.
   void run_answers(BlockServer& server, const plan::Block& block, bool second_start);
   void fail_rest_of_block(const plan::Block& block, std::size_t from, Outcome outcome,
@@ -416,31 +426,89 @@ void Runner::run_calls(BlockServer& server, const plan::Block& block, results::B
     if (process::stop_requested()) {
       break;
     }
+    if (call.turn && s_.conversation.concurrent) {
+      std::size_t end = i;
+      while (end < block.calls.size() && block.calls[end].turn &&
+             block.calls[end].turn->set == call.turn->set) {
+        ++end;
+      }
+      const bool failed = run_set_at_once(server, block, i, end);
+      i = end - 1;
+      if (failed && !recover(server, block, info, restarts, block.calls[i].seq, end)) {
+        break;
+      }
+      continue;
+    }
     progress_->call_started(call, block);
     const CallRecord r = run_call(server.backend(), call, block);
     write_record(r);
     server.after_call(call);
-    results::ServerRestart restart;
-    restart.after_seq = call.seq;
-    if (r.ok() || !server.died(restart)) {
-      continue;
+    if (!r.ok() && !recover(server, block, info, restarts, call.seq, i + 1)) {
+      break;
     }
-    // The server died: restart it (bounded), or give the rest of the block up.
-    if (++restarts <= kMaxRestarts && server.restart(restart)) {
-      slot_ids_.clear();
-      turns_.reset_slots();
-      info.restarts.push_back(restart);
-      progress_->note(
-          fmt::format("block {}: the server died ({}); restarted", block.index, restart.exit));
-      continue;
-    }
-    restart.gave_up = true;
-    info.restarts.push_back(restart);
-    fail_rest_of_block(
-        block, i + 1, Outcome::server_died,
-        fmt::format("the server died and {} restarts did not bring it back", kMaxRestarts));
-    break;
   }
+}
+
+bool Runner::recover(BlockServer& server, const plan::Block& block, results::BlockInfo& info,
+                     int& restarts, int after_seq, std::size_t rest_from) {
+  results::ServerRestart restart;
+  restart.after_seq = after_seq;
+  if (!server.died(restart)) {
+    return true;
+  }
+  // The server died: restart it (bounded), or give the rest of the block up.
+  if (++restarts <= kMaxRestarts && server.restart(restart)) {
+    slot_ids_.clear();
+    turns_.reset_slots();
+    info.restarts.push_back(restart);
+    progress_->note(
+        fmt::format("block {}: the server died ({}); restarted", block.index, restart.exit));
+    return true;
+  }
+  restart.gave_up = true;
+  info.restarts.push_back(restart);
+  fail_rest_of_block(
+      block, rest_from, Outcome::server_died,
+      fmt::format("the server died and {} restarts did not bring it back", kMaxRestarts));
+  return false;
+}
+
+bool Runner::run_set_at_once(BlockServer& server, const plan::Block& block, std::size_t from,
+                             std::size_t to) {
+  std::vector<plan::PlannedCall> turns;
+  for (std::size_t i = from; i < to; ++i) {
+    if (!done(block.calls[i].seq)) {
+      turns.push_back(block.calls[i]);
+    }
+  }
+  if (turns.empty()) {
+    return false;
+  }
+  backend::Backend& be = server.backend();
+  const backend::Capabilities caps = be.capabilities();
+  bool failed = false;
+  ConversationSetHooks hooks;
+  hooks.prepare = [&](const plan::PlannedCall& c) { return turns_.prepare(calls_, be, c, block); };
+  hooks.wait_s = [&](const plan::PlannedCall& c, Nanos now) {
+    return turns_.wait_s(c, block, now);
+  };
+  hooks.expect = [&](PreparedCall& p) { turns_.expect(p, caps); };
+  hooks.finish = [&](PreparedCall& p, backend::CallResult res) {
+    turns_.answered(p, res);
+    calls_.finish(p, std::move(res));
+    ConversationTurns::flag(p.record);
+  };
+  hooks.write = [&](const CallRecord& r) {
+    failed = failed || !r.ok();
+    write_record(r);
+  };
+  hooks.elapsed_s = [&](Nanos now) { return elapsed_s(now); };
+  hooks.sleep = ctx_.sleep;
+  const auto transport = ctx_.concurrent_transport();
+  run_conversation_set(turns, s_.conversation.slots, caps.slot_pinning, be, *transport, ctx_.clock,
+                       hooks);
+  server.after_call(turns.back());
+  return failed;
 }
 
 void Runner::run_concurrent(backend::Backend& be, const plan::Block& block,

@@ -78,7 +78,7 @@ void parse_conversation(Checker& c, const json& v, Conversation& conv) {
   }
   c.keys(v, path,
          {"turns", "system_tokens", "user_tokens", "answer_tokens", "conversations", "reuse",
-          "slots", "think_time_s"});
+          "slots", "think_time_s", "concurrent"});
   if (!v.contains("turns")) {
     c.problem("conversation.turns", "missing: how many turns each conversation takes, 1 to 256");
   } else {
@@ -115,6 +115,16 @@ void parse_conversation(Checker& c, const json& v, Conversation& conv) {
       conv.think_time_s = t.get<double>();
     }
   }
+  if (v.contains("concurrent")) {
+    if (!v["concurrent"].is_boolean()) {
+      c.problem("conversation.concurrent",
+                fmt::format("expected true (a set's conversations in flight at once) or false "
+                            "(one turn at a time, round-robin), got {}",
+                            Checker::describe(v["concurrent"])));
+    } else {
+      conv.concurrent = v["concurrent"].get<bool>();
+    }
+  }
 }
 
 void check_conversation(Checker& c, const Scenario& s) {
@@ -133,8 +143,9 @@ void check_conversation(Checker& c, const Scenario& s) {
   }
   if (s.concurrency.active()) {
     c.problem("concurrency",
-              "conversations take their turns one call at a time, round-robin over the "
-              "conversations of a set; remove concurrency");
+              "conversations set their own concurrency: remove concurrency, and put "
+              "\"concurrent\": true in the conversation to have a set's conversations in "
+              "flight at once");
   }
   if (s.probes.every > 0) {
     c.problem("probes", "a conversation run has no drift probes: remove probes");
@@ -184,7 +195,8 @@ json conversation_to_json(const Conversation& conv) {
           {"conversations", conv.conversations},
           {"reuse", conv.reuse},
           {"slots", conv.slots},
-          {"think_time_s", conv.think_time_s}};
+          {"think_time_s", conv.think_time_s},
+          {"concurrent", conv.concurrent}};
 }
 
 }  // namespace kvbench::scenario::detail

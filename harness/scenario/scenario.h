@@ -112,7 +112,10 @@ struct Answers {
 // turns round-robin in one set; each level and each reuse mode ("on": the history may be reused;
 // "off": defeated by a fresh first line every turn and, where the server has the switch,
 // cache_prompt false) is one set of a block, the sets in a shuffled order. Conversation k of a set
-// is pinned to server slot k mod `slots` where the server kind pins slots.
+// is pinned to server slot k mod `slots` where the server kind pins slots. With `concurrent`, the
+// conversations of a set are in flight at once, each its own stream: a turn is sent as soon as
+// its conversation's previous answer came (and its think time passed) and, where slots are pinned,
+// its slot is free.
 struct Conversation {
   int turns = 0;  // 0: off
   int system_tokens = 256;
@@ -122,6 +125,7 @@ struct Conversation {
   std::vector<std::string> reuse = {"on"};
   int slots = 1;            // the managed server's -np
   double think_time_s = 0;  // the least time between a conversation's answer and its next turn
+  bool concurrent = false;  // a set's conversations in flight at once
   bool active() const { return turns > 0; }
   // Tokens a conversation holds at the end of its last turn, template aside.
   int final_tokens() const { return system_tokens + turns * (user_tokens + answer_tokens); }

@@ -189,6 +189,103 @@ TEST(ConversationSlots, TheHostPromptCacheBringsHistoryBackOrTheReportSaysNot) {
   EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 8192 MiB"));
 }
 
+// Conversations in flight at once (conversation.concurrent), through the multi transport: two
+// conversations over two slots overlap in time and each turn still reuses exactly its history.
+class ConversationAtOnce : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConversationAtOnce, TwoConversationsOverlapAndEveryTurnReusesItsHistory) {
+  const fs::path dir = fresh_dir("conversation-at-once-" + GetParam());
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 conversation_scenario(GetParam(),
+                                       R"({"turns": 5, "system_tokens": 256, "user_tokens": 48,
+                                "answer_tokens": 16, "conversations": 2, "slots": 2,
+                                "concurrent": true})",
+                                       R"(["--cache-ram", "0"])"));
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  std::vector<CallRecord> turns;
+  for (const auto& c : read_calls(run_dir)) {
+    if (c.turn) {
+      turns.push_back(c);
+    }
+  }
+  ASSERT_EQ(turns.size(), 10U);
+  int both = 0;
+  for (const auto& c : turns) {
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", c.turn->conversation, c.turn->turn));
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens);
+    ASSERT_TRUE(c.in_flight && c.stream && c.queue_ms);
+    both += *c.in_flight == 2 ? 1 : 0;
+    EXPECT_FALSE(c.turn->answer.empty());
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n);
+    if (c.turn->turn > 1) {
+      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens);
+    }
+    EXPECT_FALSE(turn_flagged(c, "history_lost"));
+  }
+  // In flight at once: some turn of one conversation was sent before the other's turn ended.
+  int overlaps = 0;
+  for (const auto& a : turns) {
+    for (const auto& b : turns) {
+      if (a.turn->conversation != b.turn->conversation && a.client.e2e_ms &&
+          b.t_start_s > a.t_start_s && b.t_start_s < a.t_start_s + *a.client.e2e_ms / 1000) {
+        ++overlaps;
+      }
+    }
+  }
+  std::cout << "two conversations at once: " << both << " of 10 turns sent with 2 in flight, "
+            << overlaps << " overlaps\n";
+  EXPECT_GE(both, 1);
+  EXPECT_GE(overlaps, 1);
+  const auto rep = run_kvbench({"report", run_dir.string()});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("The conversations of a set are in flight at once"));
+  EXPECT_THAT(rep.out, HasSubstr("Proof: 10 of 10 turns reused exactly the tokens predicted"));
+}
+
+INSTANTIATE_TEST_SUITE_P(OnLlamaServer, ConversationAtOnce,
+                         ::testing::Values("llama-server", "openai"), [](const auto& p) {
+                           return p.param == "llama-server" ? std::string("native") : p.param;
+                         });
+
+// Four conversations at once over two slots: a turn waits in kvbench for its pinned slot, so
+// what the slot holds when it is sent is known; the two conversations sharing a slot take it in
+// turn and lose their history, exactly as predicted.
+TEST(ConversationAtOnceSlots, FourOverTwoSlotsWaitForTheirSlotAndTheProofHolds) {
+  const fs::path dir = fresh_dir("conversation-at-once-collapse");
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 conversation_scenario("llama-server",
+                                       R"({"turns": 4, "system_tokens": 256, "user_tokens": 48,
+                                "answer_tokens": 16, "conversations": 4, "slots": 2,
+                                "concurrent": true})",
+                                       R"(["--cache-ram", "0"])"));
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  int lost = 0;
+  int turns = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    if (!c.turn) {
+      continue;
+    }
+    ++turns;
+    SCOPED_TRACE(c.seq);
+    ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.in_flight);
+    EXPECT_LE(*c.in_flight, 2) << "no more turns in flight than slots";
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "the proof holds";
+    if (c.turn->turn > 1 && turn_flagged(c, "history_lost")) {
+      ++lost;
+    }
+  }
+  EXPECT_EQ(turns, 16);
+  EXPECT_EQ(lost, 12) << "each slot alternates between its two conversations";
+}
+
 // Ollama's /api/chat (its fixture, which reports prompt_eval_cached_count as Ollama 0.33.3 does):
 // no token ids, so a turn's history is the previous prompt as the server counted it, a least the
 // turn reuses. One conversation keeps it; two over Ollama's one slot evict each other.

@@ -708,6 +708,182 @@ TEST(RunnerConversation, AFailedTurnLeavesItsConversationsHistoryAsItWas) {
   EXPECT_EQ(reported, 2) << "the report counts the failed turns";
 }
 
+// A set's conversations in flight at once (conversation.concurrent), through the scripted
+// concurrent transport: each poll ends every call in flight, 4 chunks (the 4 answer tokens) each.
+constexpr auto kAtOnce = R"({
+  "name": "chats", "server": {"kind": "llama-server", "model": "synthetic:small"},
+  "factors": {"num_ctx": [4096], "cache_type": ["f16"]},
+  "conversation": {"turns": 4, "system_tokens": 24, "user_tokens": 10, "answer_tokens": 4,
+                   "conversations": [CONVERSATIONS], "slots": 2, "concurrent": true},
+  "warmup": 1, "seed": 11 })";
+
+std::string at_once(int conversations) {
+  std::string s = kAtOnce;
+  s.replace(s.find("CONVERSATIONS"), 13, std::to_string(conversations));
+  return s;
+}
+
+TEST(RunnerConversationAtOnce, TwoConversationsOverTwoSlotsRunAtOnceAndReuseExactly) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto summary = b.run(at_once(2));
+  EXPECT_TRUE(summary.complete);
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 1U + 2 * 4);
+  EXPECT_EQ(b.concurrent_requests.size(), 8U) << "every turn went through the streams";
+  int both = 0;
+  std::map<int, int> last_turn;
+  for (const auto& r : rs) {
+    if (!r.turn) {
+      continue;
+    }
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", r.turn->conversation, r.turn->turn));
+    ASSERT_TRUE(r.ok()) << r.error;
+    ASSERT_TRUE(r.stream && r.in_flight && r.queue_ms);
+    EXPECT_EQ(*r.stream, r.turn->slot.value_or(-1)) << "one stream per conversation, its slot";
+    EXPECT_LE(*r.in_flight, 2);
+    EXPECT_GE(*r.queue_ms, 0.0);
+    both += *r.in_flight == 2 ? 1 : 0;
+    EXPECT_EQ(r.turn->turn, last_turn[r.turn->conversation] + 1) << "its turns in order";
+    last_turn[r.turn->conversation] = r.turn->turn;
+    EXPECT_FALSE(r.turn->answer.empty()) << "the streamed answer joins the conversation";
+    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n && r.turn->history_tokens);
+    EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds";
+    if (r.turn->turn > 1) {
+      EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens) << "its own slot kept its history";
+    }
+    EXPECT_TRUE(r.flags.empty()) << fmt::format("{}", fmt::join(r.flags, ","));
+  }
+  EXPECT_GE(both, 1) << "both conversations were in flight at once";
+  // Each later turn sent the answer its conversation got before.
+  for (const auto& messages : b.script.messages) {
+    for (const auto& m : messages) {
+      EXPECT_FALSE(m.role == "assistant" && m.content.empty());
+    }
+  }
+}
+
+TEST(RunnerConversationAtOnce, AConversationWaitsForItsSlotAndThatIsPredicted) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto rs = records_of(b.run(at_once(3)));
+  ASSERT_EQ(rs.size(), 1U + 3 * 4);
+  for (const auto& r : rs) {
+    if (!r.turn) {
+      continue;
+    }
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", r.turn->conversation, r.turn->turn));
+    ASSERT_TRUE(r.ok()) << r.error;
+    ASSERT_TRUE(r.in_flight && r.server.cache_n && r.expected_cache_n);
+    EXPECT_LE(*r.in_flight, 2) << "no more in flight than slots: the third waits for its slot";
+    // The prediction is made when the slot is free: it holds whoever used it last.
+    EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds";
+    if (r.turn->turn == 1) {
+      continue;
+    }
+    if (r.turn->slot == 1) {  // conversation 1 has slot 1 to itself
+      EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens);
+      EXPECT_TRUE(r.flags.empty());
+    } else {  // conversations 0 and 2 take slot 0 in turn
+      EXPECT_LT(*r.server.cache_n, *r.turn->history_tokens);
+      EXPECT_THAT(r.flags, ::testing::Contains("history_lost"));
+    }
+  }
+}
+
+TEST(RunnerConversationAtOnce, ThinkTimeSpacesEachConversationsTurns) {
+  Bench b;
+  std::string s = at_once(2);
+  s.replace(s.find(R"("concurrent": true)"), 18, R"("concurrent": true, "think_time_s": 3)");
+  const auto rs = records_of(b.run(s));
+  std::map<int, const CallRecord*> previous;
+  int spaced = 0;
+  for (const auto& r : rs) {
+    if (!r.turn) {
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << r.error;
+    const auto it = previous.find(r.turn->conversation);
+    if (it != previous.end()) {
+      const CallRecord& p = *it->second;
+      const double ended = p.t_start_s + *p.client.e2e_ms / 1000;
+      EXPECT_GE(r.t_start_s - ended, 3.0 - 1e-6)
+          << "conversation " << r.turn->conversation << " turn " << r.turn->turn;
+      ++spaced;
+    }
+    previous[r.turn->conversation] = &r;
+  }
+  EXPECT_EQ(spaced, 6);
+}
+
+TEST(RunnerConversationAtOnce, AResumedSetSendsOnlyTheRestFromTheRecordedAnswers) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  const auto first = b.run(at_once(2));
+  const fs::path calls = first.run_dir / "calls.jsonl";
+  auto lines = lines_of(calls);
+  ASSERT_EQ(lines.size(), 9U);
+  lines.resize(4);  // the warm-up and the first three turns to end
+  {
+    std::ofstream out(calls, std::ios::trunc);
+    for (const auto& l : lines) {
+      out << l << "\n";
+    }
+  }
+  const std::size_t before = b.script.messages.size();
+  resume_run(first.run_dir, b.options, b.ctx);
+  const auto all = records_of(RunSummary{first.run_dir});
+  ASSERT_EQ(all.size(), 9U);
+  std::set<int> seqs;
+  std::map<int, std::map<int, std::string>> answers;  // conversation, turn
+  for (const auto& r : all) {
+    seqs.insert(r.seq);
+    if (r.turn) {
+      answers[r.turn->conversation][r.turn->turn] = r.turn->answer;
+    }
+  }
+  EXPECT_EQ(seqs.size(), 9U) << "every planned call once";
+  EXPECT_EQ(b.script.messages.size() - before, 5U) << "only the five turns not recorded were sent";
+  // Each resent turn carried its conversation's recorded answers, in order.
+  for (std::size_t i = before; i < b.script.messages.size(); ++i) {
+    std::vector<std::string> sent;
+    for (const auto& m : b.script.messages[i]) {
+      if (m.role == "assistant") {
+        sent.push_back(m.content);
+      }
+    }
+    bool matches = false;
+    for (const auto& [conversation, turns] : answers) {
+      bool all_match = sent.size() < turns.size();
+      for (std::size_t k = 0; all_match && k < sent.size(); ++k) {
+        all_match = turns.at(static_cast<int>(k) + 1) == sent[k];
+      }
+      matches = matches || all_match;
+    }
+    EXPECT_TRUE(matches) << "call " << i << " sent answers no conversation recorded";
+  }
+}
+
+TEST(RunnerConversationAtOnce, AFailedTurnIsRecordedAndItsConversationGoesOn) {
+  Bench b;
+  b.script.capabilities.reuse_switch = true;
+  b.script.failing_calls = {3};  // the warm-up is call 0
+  const auto summary = b.run(at_once(2));
+  const auto rs = records_of(summary);
+  ASSERT_EQ(rs.size(), 1U + 2 * 4);
+  int failed = 0;
+  for (const auto& r : rs) {
+    failed += r.turn && !r.ok() ? 1 : 0;
+  }
+  EXPECT_EQ(failed, 1);
+  for (const auto& messages : b.script.messages) {
+    for (const auto& m : messages) {
+      EXPECT_FALSE(m.role == "assistant" && m.content.empty())
+          << "a failed turn's (empty) answer was sent back";
+    }
+  }
+}
+
 }  // namespace conversations
 
 }  // namespace

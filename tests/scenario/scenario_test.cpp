@@ -307,16 +307,25 @@ TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
   const auto again = parse_scenario(to_json(s).dump(), "run.json");
   EXPECT_EQ(again.conversation.turns, 8);
   EXPECT_EQ(again.conversation.slots, 2);
+  EXPECT_FALSE(again.conversation.concurrent) << "one turn at a time unless asked";
+  const auto at_once = parse_scenario(R"({"name": "c", "conversation": {"turns": 2,
+      "conversations": 4, "slots": 2, "concurrent": true}})",
+                                      "c.json");
+  EXPECT_TRUE(at_once.conversation.concurrent);
+  EXPECT_TRUE(parse_scenario(to_json(at_once).dump(), "run.json").conversation.concurrent);
 }
 
 TEST(ScenarioConversation, BadFieldsAreNamed) {
   const std::string e = error_of(R"({"name": "c", "repeats": 3, "max_tokens": 8,
       "conversation": {"turns": 4, "reuse": ["on", "maybe"],
-                       "conversations": [2, 2], "think_time_s": -1, "turn": 3}})");
+                       "conversations": [2, 2], "think_time_s": -1, "turn": 3,
+                       "concurrent": "yes"}})");
   EXPECT_THAT(e, HasSubstr("conversation.reuse[1]: 'maybe'"));
   EXPECT_THAT(e, HasSubstr("conversation.conversations[1]: 2 is listed twice"));
   EXPECT_THAT(e, HasSubstr("conversation.think_time_s: expected a number of seconds"));
   EXPECT_THAT(e, HasSubstr("conversation.turn: unknown key (did you mean 'turns'?)"));
+  EXPECT_THAT(e, HasSubstr("conversation.concurrent: expected true (a set's conversations in "
+                           "flight at once) or false"));
   EXPECT_THAT(e, HasSubstr("repeats: a conversation repeats by its turns"));
   EXPECT_THAT(e, HasSubstr("max_tokens: a conversation's answers are conversation.answer_tokens"));
 }
@@ -330,7 +339,8 @@ TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
       "variants": [{"name": "a"}, {"name": "b", "server": {"model": "other-model"}}],
       "conversation": {"turns": 40, "user_tokens": 100}})");
   EXPECT_THAT(e, HasSubstr("factors.prompt_tokens: a conversation sizes its prompts"));
-  EXPECT_THAT(e, HasSubstr("concurrency: conversations take their turns one call at a time"));
+  EXPECT_THAT(e, HasSubstr("concurrency: conversations set their own concurrency: remove "
+                           "concurrency, and put \"concurrent\": true in the conversation"));
   EXPECT_THAT(e, HasSubstr("probes: a conversation run has no drift probes"));
   EXPECT_THAT(e, HasSubstr("server.endpoint: a conversation is sent as chat messages"));
   EXPECT_THAT(e, HasSubstr("conversation.turns: 40 turns of 100 user and 32 answer tokens"));

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -70,11 +71,9 @@ class FakeBackend final : public backend::Backend {
       r.error = "the fake server refused the call";
       return r;
     }
-    const auto prompt = ids(spec.prompt);
-    auto& slot = slots_[spec.slot];
     r.trace.request_out = r.trace.sent;
     if (script_.ttft_of) {
-      clock_.advance(script_.ttft_of(prompt.size(), call));
+      clock_.advance(script_.ttft_of(ids(spec.prompt).size(), call));
     } else {
       clock_.advance(script_.ttft);
     }
@@ -87,6 +86,17 @@ class FakeBackend final : public backend::Backend {
       r.trace.token_counts.push_back(1);
     }
     r.trace.done = clock_.now();
+    serve(spec, call, r);
+    return r;
+  }
+
+  // What the server reads and answers: its reuse of the slot's holding, and for a conversation
+  // turn the answer, words "a<call>w<i>", one token each; the slot keeps all of them but the
+  // last, as llama-server does.
+  void serve(const backend::CompletionSpec& spec, int call, backend::CallResult& r) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto prompt = ids(spec.prompt);
+    auto& slot = slots_[spec.slot];
     const auto reported = script_.reported_cache_n.find(call);
     r.server.cache_n = reported != script_.reported_cache_n.end() ? reported->second
                        : spec.cache_prompt ? prompt::expected_reuse(prompt, slot)
@@ -95,8 +105,6 @@ class FakeBackend final : public backend::Backend {
     r.server.predicted_n = spec.max_tokens;
     slot = prompt;
     if (!spec.messages.empty()) {
-      // A conversation turn: the answer is words "a<call>w<i>", one token each; the slot keeps
-      // all of them but the last, as llama-server does.
       for (int i = 0; i < spec.max_tokens; ++i) {
         r.text += fmt::format("{}a{}w{}", i == 0 ? "" : " ", call, i);
       }
@@ -106,7 +114,6 @@ class FakeBackend final : public backend::Backend {
         slot.insert(slot.end(), r.ids.begin(), r.ids.end() - 1);
       }
     }
-    return r;
   }
 
   http::Request stream_request(const backend::CompletionSpec& spec) const override {
@@ -116,10 +123,13 @@ class FakeBackend final : public backend::Backend {
     return req;
   }
 
-  // Each chunk is one token.
-  std::unique_ptr<backend::StreamDecoder> open_stream(const backend::CompletionSpec&) override {
+  // Each chunk is one token. A conversation turn is served as complete() serves it (its call
+  // counted among the complete() calls), once it ended.
+  std::unique_ptr<backend::StreamDecoder> open_stream(
+      const backend::CompletionSpec& spec) override {
     class Decoder final : public backend::StreamDecoder {
      public:
+      Decoder(FakeBackend& be, const backend::CompletionSpec& spec) : be_(be), spec_(spec) {}
       bool feed(std::string_view, Nanos arrival) override {
         r_.trace.token_arrivals.push_back(arrival);
         r_.trace.token_counts.push_back(1);
@@ -132,13 +142,38 @@ class FakeBackend final : public backend::Backend {
         r_.trace.done = res.finished;
         r_.outcome = http::call_outcome(res.outcome);
         r_.server.predicted_n = static_cast<int>(r_.trace.token_counts.size());
+        if (!spec_.messages.empty()) {
+          be_.serve_stream(spec_, r_);
+        }
         return r_;
       }
 
      private:
+      FakeBackend& be_;
+      backend::CompletionSpec spec_;
       backend::CallResult r_;
     };
-    return std::make_unique<Decoder>();
+    return std::make_unique<Decoder>(*this, spec);
+  }
+
+  // A streamed conversation turn that ended: counted, failed as scripted, else served.
+  void serve_stream(const backend::CompletionSpec& spec, backend::CallResult& r) {
+    int call = 0;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      call = script_.calls++;
+      script_.messages.push_back(spec.messages);
+    }
+    if (r.outcome != kvbench::Outcome::ok) {
+      return;
+    }
+    if (script_.failing_calls.count(call) != 0) {
+      r.outcome = kvbench::Outcome::connect_error;
+      r.error = "the fake server refused the call";
+      return;
+    }
+    serve(spec, call, r);
+    r.server.predicted_n = static_cast<int>(r.trace.token_counts.size());
   }
 
   backend::Capabilities capabilities() const override { return script_.capabilities; }
@@ -155,7 +190,10 @@ class FakeBackend final : public backend::Backend {
   nlohmann::json describe() override { return {{"fake", true}}; }
 
   // A restarted server's slot holds nothing.
-  void clear_slot() { slots_.clear(); }
+  void clear_slot() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    slots_.clear();
+  }
 
   // BOS, then one id per word.
   static std::vector<int> ids(std::string_view text) {
@@ -182,7 +220,8 @@ class FakeBackend final : public backend::Backend {
   FakeScript& script_;
   FakeClock& clock_;
   bool& dead_;
-  std::map<int, std::vector<int>> slots_;  // what each slot of the sequential path holds
+  std::mutex mutex_;                       // slots_ and the script's counts
+  std::map<int, std::vector<int>> slots_;  // what each slot holds
 };
 
 class FakeBlock final : public run::BlockServer {
