@@ -156,11 +156,6 @@ void check_conversation(Checker& c, const Scenario& s) {
   if (s.answers.active()) {
     c.problem("answers", "the answers experiment and a conversation cannot share a scenario");
   }
-  if (!s.variants.empty()) {
-    c.problem("variants",
-              "the gate compares single prompts: a conversation runs one server (give each server "
-              "its own scenario, or vary it through factors)");
-  }
   if (!s.unique_first_line) {
     c.problem("unique_first_line",
               "every conversation starts with its own first line: remove "

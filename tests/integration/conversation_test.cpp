@@ -148,44 +148,54 @@ TEST(ConversationSlots, FourConversationsOverTwoSlotsLoseTheirHistoryWithoutTheH
   EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 0 MiB"));
 }
 
-// The same with llama-server's host prompt cache on (its default size): a slot about to lose a
-// conversation saves it, and a later turn may load it back. Each turn either reused exactly what
-// its slot held (its history lost) or got its whole history back, and the report counts which.
-TEST(ConversationSlots, TheHostPromptCacheBringsHistoryBackOrTheReportSaysNot) {
+// llama-server's host prompt cache on (its default size) and off, as two variants of one run
+// (ABBA blocks). Off: every turn of four conversations over two slots loses its history, exactly
+// as its slot predicts. On: a slot about to lose a conversation saves it, and a later turn may
+// load it back; each turn either reused exactly what its slot held (its history lost) or got its
+// whole history back, and the report counts which. Both configurations get their answer.
+TEST(ConversationSlots, TheHostPromptCacheOnAndOffAsVariantsOfOneRun) {
   const fs::path dir = fresh_dir("conversation-host-cache");
   const std::string scenario =
       write_file(dir, "s.json",
-                 conversation_scenario("llama-server",
-                                       R"({"turns": 6, "system_tokens": 256, "user_tokens": 48,
-                                "answer_tokens": 16, "conversations": 4, "slots": 2})",
-                                       "[]"));
+                 R"({"name": "chat", "server": {"kind": "llama-server", "model": "synthetic:tiny"},
+          "factors": {"num_ctx": 2048}, "seed": 5,
+          "conversation": {"turns": 5, "system_tokens": 256, "user_tokens": 48,
+                           "answer_tokens": 16, "conversations": 4, "slots": 2},
+          "variants": [{"name": "host-cache"},
+                       {"name": "no-host-cache", "server": {"args": ["--cache-ram", "0"]}}]})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run_dir = only_run_dir(dir / "runs");
-  int restored = 0;
-  int lost = 0;
+  std::map<std::string, int> restored;
+  std::map<std::string, int> lost;
   for (const auto& c : read_calls(run_dir)) {
     if (!c.turn || c.turn->turn == 1) {
       continue;
     }
-    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
+    SCOPED_TRACE(fmt::format("{} seq {}", c.variant, c.seq));
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens);
     if (turn_flagged(c, "history_restored")) {
-      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
-      ++restored;
+      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens);
+      ++restored[c.variant];
     } else {
-      EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
-      EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
-      ++lost;
+      EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n);
+      EXPECT_TRUE(turn_flagged(c, "history_lost"));
+      ++lost[c.variant];
     }
   }
-  EXPECT_EQ(restored + lost, 20);
-  std::cout << "host prompt cache on: " << restored << " turns got their history back, " << lost
-            << " lost it\n";
+  EXPECT_EQ(restored["no-host-cache"], 0) << "nothing outside the slots to bring it back from";
+  EXPECT_EQ(lost["no-host-cache"], 32) << "two blocks of 4 conversations x 4 later turns";
+  EXPECT_EQ(restored["host-cache"] + lost["host-cache"], 32);
+  std::cout << "host prompt cache on: " << restored["host-cache"]
+            << " turns got their history back, " << lost["host-cache"] << " lost it\n";
   const auto rep = run_kvbench({"report", run_dir.string()});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr(fmt::format("{} lost their history (reused less than it), {} "
                                              "got it back from outside their slot",
-                                             lost, restored)));
+                                             lost["host-cache"] + 32, restored["host-cache"])));
+  EXPECT_THAT(rep.out, HasSubstr("**no-host-cache ctx=2048 kv=f16**: not even the smallest set "
+                                 "kept its history cached"));
+  EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 0 MiB"));
   EXPECT_THAT(rep.out, HasSubstr("--cache-ram) 8192 MiB"));
 }
 

@@ -336,7 +336,6 @@ TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
       "concurrency": {"streams": 2}, "probes": {"every": 2},
       "server": {"kind": "openai", "url": "http://127.0.0.1:9/v1", "endpoint": "completions",
                  "model": "m"},
-      "variants": [{"name": "a"}, {"name": "b", "server": {"model": "other-model"}}],
       "conversation": {"turns": 40, "user_tokens": 100}})");
   EXPECT_THAT(e, HasSubstr("factors.prompt_tokens: a conversation sizes its prompts"));
   EXPECT_THAT(e, HasSubstr("concurrency: conversations set their own concurrency: remove "
@@ -344,7 +343,15 @@ TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
   EXPECT_THAT(e, HasSubstr("probes: a conversation run has no drift probes"));
   EXPECT_THAT(e, HasSubstr("server.endpoint: a conversation is sent as chat messages"));
   EXPECT_THAT(e, HasSubstr("conversation.turns: 40 turns of 100 user and 32 answer tokens"));
-  EXPECT_THAT(e, HasSubstr("variants: the gate compares single prompts"));
+}
+
+TEST(ScenarioConversation, VariantsCompareServersUnderTheSameConversations) {
+  const auto s = parse_scenario(R"({"name": "c", "conversation": {"turns": 4, "conversations": 4,
+      "slots": 2}, "variants": [{"name": "host-cache"},
+      {"name": "no-host-cache", "server": {"args": ["--cache-ram", "0"]}}]})",
+                                "c.json");
+  EXPECT_EQ(s.variants.size(), 2U);
+  EXPECT_TRUE(s.conversation.active());
 }
 
 }  // namespace
