@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/completion.h"
 #include "harness/cli/kv_cmd.h"
 #include "harness/cli/model_cmd.h"
 #include "harness/core/error.h"
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
       "kvbench"};
   app.footer(
       "Examples:\n"
-      "  kvbench run scenarios/quickstart.json            the default scenario, managed server\n"
+      "  kvbench run quickstart                           the default scenario, managed server\n"
+      "  kvbench run scenarios/conversation.json          a scenario file\n"
       "  kvbench run s.json --url http://127.0.0.1:8080   attach to a running llama-server\n"
       "  kvbench report results/<run> --json -            a run's summary as JSON\n"
       "  kvbench compare results/<a> results/<b>          two runs side by side\n"
@@ -31,7 +33,8 @@ int main(int argc, char** argv) {
       "interrupted (Ctrl-C).\n"
       "\n"
       "Environment: KVBENCH_LLAMA_SERVER and KVBENCH_OLLAMA (the server binaries, unless\n"
-      "--server-bin), KVBENCH_MODELS_DIR (synthetic models; else $XDG_CACHE_HOME/kvbench/models\n"
+      "--server-bin; else llama-server from .deps above the binary, $XDG_DATA_HOME/kvbench or\n"
+      "PATH), KVBENCH_MODELS_DIR (synthetic models; else $XDG_CACHE_HOME/kvbench/models\n"
       "or ~/.cache/kvbench/models), the variable server.api_key_env names (an API key, read\n"
       "only from there), GITHUB_STEP_SUMMARY (the gate appends its verdict).\n");
   app.set_version_flag("--version",
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
   kvbench::cli::setup_compare_command(app, exit_code);
   kvbench::cli::setup_model_command(app);
   kvbench::cli::setup_kv_command(app);
+  kvbench::cli::setup_completion_command(app);  // last: it walks the others
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,8 +12,9 @@
 # Usage: scripts/get-llama-server.sh [--force]
 #   --force                 reinstall even when a working install is present
 # Environment:
-#   KVBENCH_DEPS_DIR        target folder (default: <repo root>/.deps); the install goes to
-#                           $KVBENCH_DEPS_DIR/llama
+#   KVBENCH_DEPS_DIR        target folder (default: <repo root>/.deps in a source tree, else
+#                           ${XDG_DATA_HOME:-~/.local/share}/kvbench for an installed copy); the
+#                           install goes to $KVBENCH_DEPS_DIR/llama
 #   KVBENCH_DEBIAN_SUITE    Debian suite to take llama.cpp from (default: forky, i.e. testing)
 #   KVBENCH_DEBIAN_MIRROR   Debian mirror (default: http://deb.debian.org/debian)
 #
@@ -55,7 +56,14 @@ done
 
 script_path="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)/$(basename "${BASH_SOURCE[0]}")"
 repo_root="$(cd "$(dirname "$script_path")/.." && pwd -P)"
-deps_dir="${KVBENCH_DEPS_DIR:-$repo_root/.deps}"
+if [[ -f "$repo_root/CMakeLists.txt" ]]; then
+  default_deps="$repo_root/.deps"  # a source tree
+else
+  # An installed copy (<prefix>/share/kvbench/scripts): the user's data folder, where an
+  # installed kvbench looks for it.
+  default_deps="${XDG_DATA_HOME:-$HOME/.local/share}/kvbench"
+fi
+deps_dir="${KVBENCH_DEPS_DIR:-$default_deps}"
 suite="${KVBENCH_DEBIAN_SUITE:-forky}"
 mirror="${KVBENCH_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 

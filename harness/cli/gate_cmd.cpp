@@ -13,6 +13,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/data_files.h"
 #include "harness/core/error.h"
 #include "harness/gate/decision.h"
 #include "harness/gate/history_gate.h"
@@ -189,7 +190,7 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
     if (o->scenario.empty()) {
       throw InputError("kvbench gate: give a scenario file, or --run RUN_DIR");
     }
-    const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
+    const auto s = run::with_overrides(scenario::load_scenario(scenario_argument(o->scenario)), ro);
     if (s.variants.size() < 2) {
       throw InputError(o->scenario +
                        ": variants: the gate needs at least two server variants to compare");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/data_files.h"
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/lesson/render.h"
@@ -38,22 +39,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// scripts/plot_lesson.py beside the build folder the kvbench binary sits in, or in the source
-// tree it was built from; empty when neither has it.
-fs::path find_plot_script() {
-  std::error_code ec;
-  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const fs::path& root : {exe_dir.parent_path(), exe_dir, fs::path(KVBENCH_SOURCE_ROOT)}) {
-    if (fs::exists(root / "scripts" / "plot_lesson.py", ec)) {
-      return root / "scripts" / "plot_lesson.py";
-    }
-  }
-  return {};
-}
-
 // Runs the plot script on the reproduction folder; a missing python or matplotlib is a note.
 void write_plots(const fs::path& dir) {
-  const auto script = find_plot_script();
+  const auto script = find_data_file(fs::path("scripts") / "plot_lesson.py");
   if (script.empty() || !fs::exists("/usr/bin/python3")) {
     fmt::print(stderr, "plots: skipped ({} not found)\n",
                script.empty() ? "scripts/plot_lesson.py" : "/usr/bin/python3");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/data_files.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
@@ -29,9 +30,11 @@ struct RunCliOptions {
 void setup_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunCliOptions>();
   auto* cmd = app.add_subcommand("run", "Run a scenario and record every call");
-  auto* scenario_opt = cmd->add_option("scenario", o->scenario,
-                                       "Scenario file (JSON, comments allowed; - for stdin)")
-                           ->type_name("FILE");
+  auto* scenario_opt =
+      cmd->add_option("scenario", o->scenario,
+                      "Scenario file (JSON, comments allowed; - for stdin), or the name of a "
+                      "bundled one: quickstart, conversation, ...")
+          ->type_name("FILE");
   auto* resume_opt = cmd->add_option("--resume", o->resume,
                                      "Complete an interrupted run in this run folder instead")
                          ->type_name("RUN_DIR");
@@ -59,7 +62,8 @@ void setup_run_command(CLI::App& app, int& exit_code) {
       process::install_signal_handlers();
       summary = servers::resume_run(o->resume, ro);
     } else {
-      const auto s = run::with_overrides(scenario::load_scenario(o->scenario), ro);
+      const auto s =
+          run::with_overrides(scenario::load_scenario(scenario_argument(o->scenario)), ro);
       results::check_writable_folder(ro.results_root, "--results");
       process::install_signal_handlers();
       summary = servers::run_scenario(s, ro);

@@ -22,14 +22,30 @@ std::string find_llama_server(const std::string& explicit_path) {
                  "KVBENCH_LLAMA_SERVER",
                  "server.binary",
                  {},
-                 ".deps/llama/bin/llama-server above the kvbench executable",
-                 "install one with scripts/get-llama-server.sh or pass --server-bin"};
+                 ".deps/llama/bin/llama-server above the kvbench executable, "
+                 "$XDG_DATA_HOME/kvbench/llama/bin/llama-server",
+                 "install one with scripts/get-llama-server.sh (installed: "
+                 "<prefix>/share/kvbench/scripts/get-llama-server.sh) or pass --server-bin"};
   std::error_code ec;
   fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   for (; !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
     b.places.push_back(dir / ".deps/llama/bin/llama-server");
   }
+  // Where an installed kvbench's get-llama-server.sh puts it: the user's data folder.
+  if (const auto data = user_data_dir(); !data.empty()) {
+    b.places.push_back(data / "llama/bin/llama-server");
+  }
   return find_server_binary(b, explicit_path);
+}
+
+fs::path user_data_dir() {
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x != '\0') {
+    return fs::path(x) / "kvbench";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return fs::path(h) / ".local/share/kvbench";
+  }
+  return {};
 }
 
 fs::path default_models_dir() {

@@ -15,9 +15,14 @@ namespace kvbench::servers {
 inline constexpr std::uint64_t kSyntheticSeed = 1;
 
 // Finds llama-server: `explicit_path` if given, else $KVBENCH_LLAMA_SERVER, else
-// .deps/llama/bin/llama-server above the kvbench executable, else llama-server on PATH.
-// Throws InputError naming what was tried.
+// .deps/llama/bin/llama-server above the kvbench executable (a source tree), else
+// <user data>/llama/bin/llama-server (where an installed get-llama-server.sh puts it), else
+// llama-server on PATH. Throws InputError naming what was tried.
 std::string find_llama_server(const std::string& explicit_path);
+
+// The user's kvbench data folder: $XDG_DATA_HOME/kvbench, else ~/.local/share/kvbench; empty
+// without either variable.
+std::filesystem::path user_data_dir();
 
 // The default folder for synthetic models: $KVBENCH_MODELS_DIR, else $XDG_CACHE_HOME/kvbench/
 // models, else ~/.cache/kvbench/models.
