@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/report/compare.h"
 #include "harness/results/results.h"
@@ -15,7 +16,7 @@ namespace {
 struct CompareCliOptions {
   std::string a;
   std::string b;
-  std::string json;
+  OutputOptions out;
 };
 }  // namespace
 
@@ -27,9 +28,10 @@ void setup_compare_command(CLI::App& app, int& exit_code) {
       "and what differs between the runs (descriptive, not a test: the gate is the test)");
   cmd->add_option("RUN_A", o->a, "The first run folder (A)")->required()->type_name("RUN_DIR");
   cmd->add_option("RUN_B", o->b, "The second run folder (B)")->required()->type_name("RUN_DIR");
-  cmd->add_option("--json", o->json, "Also write the comparison as JSON to this file")
-      ->type_name("FILE");
+  add_output_options(cmd, o->out, {"md", "json", "csv", "tsv"});
+  add_output_alias(cmd, o->out, "--json", "json", "Also write the comparison as JSON to this file");
   cmd->callback([o, &exit_code] {
+    const auto targets = resolve_outputs(o->out, {"md", "json", "csv", "tsv"}, "compare");
     const auto a = results::load_run(o->a);
     const auto b = results::load_run(o->b);
     for (const auto& w : a.warnings) {
@@ -39,14 +41,15 @@ void setup_compare_command(CLI::App& app, int& exit_code) {
       fmt::print(stderr, "warning: {}: {}\n", o->b, w);
     }
     const auto c = report::compare_runs(a, o->a, b, o->b);
-    if (!o->json.empty()) {
-      std::ofstream out(o->json);
-      if (!out) {
-        throw InputError(fmt::format("--json {}: cannot be written", o->json));
+    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+      if (format == "md") {
+        report::write_compare_markdown(out, c);
+      } else if (format == "json") {
+        out << report::to_json(c).dump(2) << "\n";
+      } else {
+        report::compare_table(c).write(out, format);
       }
-      out << report::to_json(c).dump(2) << "\n";
-    }
-    report::write_compare_markdown(std::cout, c);
+    });
     exit_code = c.rows.empty() ? 1 : 0;
   });
 }

@@ -8,11 +8,13 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/gate_cmd.h"
+#include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/gate/decision.h"
 #include "harness/gate/history.h"
 #include "harness/gate/history_gate.h"
 #include "harness/gate/run_inputs.h"
+#include "harness/report/table.h"
 
 namespace kvbench::cli {
 
@@ -140,35 +142,61 @@ void setup_history_command(CLI::App& app, int& exit_code) {
     std::cout << fmt::format("stored run {} as session {} in {}\n", info.run_id, id, o->db);
     exit_code = 0;
   });
+  // Both listings are tables: Markdown by default, or any format of the one output scheme.
+  const std::vector<std::string> formats = report::Table::formats();
+  auto list_out = std::make_shared<OutputOptions>();
   auto* list = cmd->add_subcommand("list", "List the stored sessions");
   list->add_option("db", o->db, "History file")->required();
-  list->callback([o, &exit_code] {
+  add_output_options(list, *list_out, formats);
+  list->callback([o, list_out, formats, &exit_code] {
+    const auto targets = resolve_outputs(*list_out, formats, "history list");
     gate::HistoryDb db(o->db, false);
+    report::Table t({{"session", true},
+                     {"recorded_at", false},
+                     {"run_id", false},
+                     {"scenario", false},
+                     {"scenario_hash", false},
+                     {"git_revision", false},
+                     {"label", false}});
     std::int64_t last = -1;
     for (const auto& r : db.rows()) {
       if (r.session_id != last) {
-        std::cout << fmt::format("{}  {}  {}  {}  {}  {}  {}\n", r.session_id, r.info.recorded_at,
-                                 r.info.run_id, r.info.scenario_name, r.info.scenario_hash,
-                                 r.info.git_revision, r.info.label);
+        t.add_row({std::to_string(r.session_id), r.info.recorded_at, r.info.run_id,
+                   r.info.scenario_name, r.info.scenario_hash, r.info.git_revision, r.info.label});
         last = r.session_id;
       }
     }
+    write_outputs(targets,
+                  [&](std::ostream& out, const std::string& format) { t.write(out, format); });
     exit_code = 0;
   });
+  auto show_out = std::make_shared<OutputOptions>();
   auto* show = cmd->add_subcommand("show", "Show the stored session values");
   show->add_option("db", o->db, "History file")->required();
   show->add_option("--metric", o->metric, "Only this metric");
-  show->callback([o, &exit_code] {
+  add_output_options(show, *show_out, formats);
+  show->callback([o, show_out, formats, &exit_code] {
+    const auto targets = resolve_outputs(*show_out, formats, "history show");
     gate::HistoryDb db(o->db, false);
-    std::cout << "session\trun_id\trecorded_at\tmetric\tcondition\tvariant\tvalue\tx_ref\tn\n";
+    report::Table t({{"session", true},
+                     {"run_id", false},
+                     {"recorded_at", false},
+                     {"metric", false},
+                     {"condition", false},
+                     {"variant", false},
+                     {"value", true},
+                     {"x_ref", true},
+                     {"n", true}});
     for (const auto& r : db.rows()) {
       if (!o->metric.empty() && r.metric != o->metric) {
         continue;
       }
-      std::cout << fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{:.6g}\t{}\t{}\n", r.session_id,
-                               r.info.run_id, r.info.recorded_at, r.metric, r.condition, r.variant,
-                               r.value, r.ref_prompt_tokens, r.n);
+      t.add_row({std::to_string(r.session_id), r.info.run_id, r.info.recorded_at, r.metric,
+                 r.condition, r.variant, fmt::format("{:.6g}", r.value),
+                 fmt::format("{}", r.ref_prompt_tokens), std::to_string(r.n)});
     }
+    write_outputs(targets,
+                  [&](std::ostream& out, const std::string& format) { t.write(out, format); });
     exit_code = 0;
   });
 }

@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/gguf/gguf_io.h"
 #include "harness/kv/kv_arith.h"
+#include "harness/report/table.h"
 
 namespace kvbench::cli {
 namespace {
@@ -161,10 +163,29 @@ void run_kv(const KvOptions& o, std::ostream& out) {
     throw InputError(
         fmt::format("{}: the shape has no layers, KV heads or head dim", src.description));
   }
-  if (o.json) {
+  if (o.format == "json") {
     out << as_json(src, o).dump(2) << "\n";
-  } else {
+  } else if (o.format == "md") {
     print_table(src, o, out);
+  } else {
+    std::vector<report::Table::Column> columns{
+        {"cache", false}, {"bytes_per_number", true}, {"bytes_per_token", true}};
+    for (const std::uint64_t c : o.ctx) {
+      columns.push_back({fmt::format("bytes_ctx_{}", c), true});
+    }
+    report::Table t(std::move(columns));
+    for (const auto& a : kv::arithmetic_for_all_types(src.shape)) {
+      std::vector<std::string> row{
+          std::string(a.name), fmt::format("{:g}", a.bytes_per_number),
+          a.bytes_per_token ? std::to_string(*a.bytes_per_token) : std::string()};
+      for (const std::uint64_t c : o.ctx) {
+        row.push_back(a.bytes_per_token ? std::to_string(kv::cache_bytes({c, o.parallel, o.unified},
+                                                                         *a.bytes_per_token))
+                                        : std::string());
+      }
+      t.add_row(std::move(row));
+    }
+    t.write(out, o.format);
   }
 }
 
@@ -190,8 +211,17 @@ void setup_kv_command(CLI::App& app) {
       ->check(CLI::Range(1U, 4096U))
       ->capture_default_str();
   cmd->add_flag("--unified", o->unified, "A unified cache (-kvu): sequences share -c cells");
-  cmd->add_flag("--json", o->json, "Print one JSON object");
-  cmd->callback([o] { run_kv(*o, std::cout); });
+  auto out = std::make_shared<OutputOptions>();
+  add_output_options(cmd, *out, {"md", "json", "csv", "tsv"});
+  add_format_alias(cmd, *out, "--json", "json", "Print one JSON object");
+  cmd->callback([o, out] {
+    const auto targets = resolve_outputs(*out, {"md", "json", "csv", "tsv"}, "kv");
+    write_outputs(targets, [&](std::ostream& stream, const std::string& format) {
+      KvOptions with = *o;
+      with.format = format;
+      run_kv(with, stream);
+    });
+  });
 }
 
 }  // namespace kvbench::cli

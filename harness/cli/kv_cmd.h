@@ -21,10 +21,11 @@ struct KvOptions {
   std::vector<std::uint64_t> ctx{2048, 8192, 32768};  // -c values
   std::uint32_t parallel = 1;                         // -np
   bool unified = false;                               // -kvu
-  bool json = false;
+  std::string format = "md";                          // md, json, csv or tsv
 };
 
-// Prints the arithmetic as a table (or options.json: one JSON object). Throws
+// Prints the arithmetic: a Markdown table with the shape and notes (md), one JSON object (json),
+// or the per-cache-type table (csv, tsv). Throws
 // kvbench::InputError when not exactly one of model, preset and shape is given, or the shape is
 // unusable.
 void run_kv(const KvOptions& options, std::ostream& out);

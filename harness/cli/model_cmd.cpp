@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/gguf/gguf_io.h"
 #include "harness/gguf/synth.h"
@@ -222,8 +223,17 @@ void setup_model_command(CLI::App& app) {
   auto io = std::make_shared<ModelInfoOptions>();
   auto* info = model->add_subcommand("info", "Describe a GGUF model (reads only its header)");
   info->add_option("file", io->path, "GGUF file")->required();
-  info->add_flag("--json", io->json, "Print one JSON object");
-  info->callback([io] { run_model_info(*io, std::cout); });
+  auto out = std::make_shared<OutputOptions>();
+  add_output_options(info, *out, {"md", "json"});
+  add_format_alias(info, *out, "--json", "json", "Print one JSON object");
+  info->callback([io, out] {
+    const auto targets = resolve_outputs(*out, {"md", "json"}, "model info");
+    write_outputs(targets, [&](std::ostream& stream, const std::string& format) {
+      ModelInfoOptions with = *io;
+      with.json = format == "json";
+      run_model_info(with, stream);
+    });
+  });
 }
 
 }  // namespace kvbench::cli

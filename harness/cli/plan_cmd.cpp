@@ -5,6 +5,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
+#include "harness/cli/output.h"
 #include "harness/plan/plan.h"
 #include "harness/scenario/scenario.h"
 
@@ -13,7 +14,7 @@ namespace kvbench::cli {
 void setup_plan_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string scenario;
-    bool json = false;
+    OutputOptions out;
   };
   auto o = std::make_shared<Options>();
   auto* cmd =
@@ -21,15 +22,19 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("scenario", o->scenario, "Scenario file, or the name of a bundled one")
       ->type_name("FILE")
       ->required();
-  cmd->add_flag("--json", o->json, "Print the plan as JSON");
+  add_output_options(cmd, o->out, {"md", "json"});
+  add_format_alias(cmd, o->out, "--json", "json", "Print the plan as JSON");
   cmd->callback([o, &exit_code] {
+    const auto targets = resolve_outputs(o->out, {"md", "json"}, "plan");
     const auto s = scenario::load_scenario(scenario_argument(o->scenario));
     const auto p = plan::make_plan(s);
-    if (o->json) {
-      std::cout << plan::to_json(p).dump(2) << "\n";
-    } else {
-      std::cout << plan::describe(p);
-    }
+    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+      if (format == "json") {
+        out << plan::to_json(p).dump(2) << "\n";
+      } else {
+        out << plan::describe(p);
+      }
+    });
     exit_code = 0;
   });
 }

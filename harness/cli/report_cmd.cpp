@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -6,6 +7,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/report/capacity.h"
 #include "harness/report/effects.h"
@@ -18,61 +20,68 @@
 namespace kvbench::cli {
 
 namespace {
-std::ofstream open_out(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) {
-    throw InputError(fmt::format("cannot write {}", path));
-  }
-  return out;
-}
+const std::vector<std::string> kReportFormats{"md", "json", "csv", "tsv", "jsonl"};
 }  // namespace
 
 void setup_report_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string run_dir;
-    std::string csv;
     std::string calls_csv;
-    std::string json;
+    OutputOptions out;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("report", "Summarise a run folder (works offline)");
   cmd->add_option("run_dir", o->run_dir, "Run folder (results/<run>)")
       ->required()
       ->type_name("RUN_DIR");
-  cmd->add_option("--csv", o->csv, "Write the per-condition table as CSV (- for stdout)")
-      ->type_name("FILE");
+  cmd->footer(
+      "Formats: md the report; json its summary (kvbench.report); csv and tsv the per-condition "
+      "table; jsonl one record per call. A capacity folder has md and json.");
+  add_output_options(cmd, o->out, kReportFormats);
+  add_output_alias(cmd, o->out, "--csv", "csv", "Write the per-condition table as CSV");
+  add_output_alias(cmd, o->out, "--json", "json", "Write the summary as JSON");
   cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call (- for stdout)")
-      ->type_name("FILE");
-  cmd->add_option("--json", o->json, "Write the summary as JSON (- for stdout)")->type_name("FILE");
+      ->type_name("FILE")
+      ->group("Output");
   cmd->callback([o, &exit_code] {
     const std::filesystem::path capacity = std::filesystem::path(o->run_dir) / "capacity.json";
     if (std::filesystem::exists(capacity)) {  // a `kvbench capacity` folder
-      if (!o->csv.empty() || !o->calls_csv.empty()) {
+      if (!o->calls_csv.empty()) {
         throw InputError(fmt::format(
-            "{}: a capacity folder has no per-condition or per-call table: --csv and --calls-csv "
-            "apply to run folders (its levels are run folders: report one of them)",
+            "{}: a capacity folder has no per-call table: --calls-csv applies to run folders "
+            "(its levels are run folders: report one of them)",
             o->run_dir));
       }
+      const auto targets = resolve_outputs(o->out, {"md", "json"}, "report (a capacity folder)");
       std::ifstream in(capacity);
       const auto summary = nlohmann::json::parse(in, nullptr, false);
       if (summary.is_discarded()) {
         throw InputError(fmt::format("{}: not valid JSON", capacity.string()));
       }
-      if (o->json == "-") {
-        std::cout << summary.dump(2) << "\n";
-      } else {
-        if (!o->json.empty()) {
-          open_out(o->json) << summary.dump(2) << "\n";
+      write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+        if (format == "json") {
+          out << summary.dump(2) << "\n";
+        } else {
+          report::write_capacity_markdown(out, summary);
         }
-        report::write_capacity_markdown(std::cout, summary);
-      }
+      });
       exit_code = 0;
       return;
     }
-    const int to_stdout = (o->csv == "-") + (o->calls_csv == "-") + (o->json == "-");
-    if (to_stdout > 1) {
-      throw InputError(
-          "kvbench report: only one of --csv, --calls-csv and --json can be - (stdout)");
+    auto targets = resolve_outputs(o->out, kReportFormats, "report");
+    if (!o->calls_csv.empty()) {
+      if (o->calls_csv == "-") {
+        // Alone on stdout, as before, unless another output was sent there.
+        const bool asked = !o->out.files.empty() || !o->out.format.empty() ||
+                           std::any_of(o->out.aliases.begin(), o->out.aliases.end(),
+                                       [](const auto& a) { return a.first == "-"; });
+        if (asked && std::any_of(targets.begin(), targets.end(),
+                                 [](const auto& t) { return t.path == "-"; })) {
+          throw InputError("kvbench report: stdout (-) can carry one output only");
+        }
+        std::erase_if(targets, [](const auto& t) { return t.path == "-"; });
+      }
+      targets.push_back({o->calls_csv, "calls-csv"});
     }
     const auto loaded = results::load_run(o->run_dir);
     for (const auto& w : loaded.warnings) {
@@ -80,21 +89,21 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     }
     const auto report =
         report::build_report(loaded.run, loaded.calls, loaded.warnings, loaded.answers);
-    // With one output on stdout (-), that output is all stdout carries.
-    if (to_stdout == 0) {
-      report::write_markdown(std::cout, report);
-    }
-    const auto write_to = [](const std::string& path, const auto& write) {
-      if (path == "-") {
-        write(std::cout);
-      } else if (!path.empty()) {
-        auto out = open_out(path);
-        write(out);
+    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+      if (format == "md") {
+        report::write_markdown(out, report);
+      } else if (format == "json") {
+        out << report::to_json(report).dump(2) << "\n";
+      } else if (format == "csv" || format == "tsv") {
+        report::conditions_table(report).write(out, format);
+      } else if (format == "jsonl") {
+        for (const auto& c : report.calls) {
+          out << kvbench::to_json(c).dump() << "\n";
+        }
+      } else {
+        report::write_calls_csv(out, report.calls);
       }
-    };
-    write_to(o->csv, [&](std::ostream& out) { report::write_conditions_csv(out, report); });
-    write_to(o->calls_csv, [&](std::ostream& out) { report::write_calls_csv(out, report.calls); });
-    write_to(o->json, [&](std::ostream& out) { out << report::to_json(report).dump(2) << "\n"; });
+    });
     exit_code = 0;
   });
 }

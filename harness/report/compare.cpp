@@ -212,6 +212,33 @@ void write_compare_markdown(std::ostream& out, const Comparison& c) {
   }
 }
 
+Table compare_table(const Comparison& c) {
+  Table t({{"variant", false},
+           {"num_ctx", true},
+           {"cache_type", false},
+           {"prompt_tokens", true},
+           {"metric", false},
+           {"unit", false},
+           {"n_a", true},
+           {"median_a", true},
+           {"n_b", true},
+           {"median_b", true},
+           {"ratio", true},
+           {"ratio_lower", true},
+           {"ratio_upper", true}});
+  const auto number = [](std::optional<double> v) {
+    return v ? fmt::format("{:.6g}", *v) : std::string();
+  };
+  for (const auto& r : c.rows) {
+    t.add_row({r.variant, std::to_string(r.num_ctx), r.cache_type, std::to_string(r.prompt_tokens),
+               r.metric, r.unit, std::to_string(r.n_a), number(r.median_a), std::to_string(r.n_b),
+               number(r.median_b), number(r.ratio),
+               number(r.ratio_ci ? std::optional(r.ratio_ci->lower) : std::nullopt),
+               number(r.ratio_ci ? std::optional(r.ratio_ci->upper) : std::nullopt)});
+  }
+  return t;
+}
+
 nlohmann::json to_json(const Comparison& c) {
   json rows = json::array();
   for (const auto& r : c.rows) {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/report/table.h"
 #include "harness/results/results.h"
 #include "harness/stats/descriptive.h"
 
@@ -49,5 +50,7 @@ Comparison compare_runs(const results::LoadedRun& a, const std::string& a_dir,
 // Markdown compact enough for a pull-request comment.
 void write_compare_markdown(std::ostream& out, const Comparison& c);
 nlohmann::json to_json(const Comparison& c);
+// One row per condition and metric, for CSV and TSV: medians, counts, B / A and its interval.
+Table compare_table(const Comparison& c);
 
 }  // namespace kvbench::report

@@ -514,23 +514,23 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   write_conversation_markdown(out, report.conversation);
 }
 
-void write_conditions_csv(std::ostream& out, const RunReport& report) {
+Table conditions_table(const RunReport& report) {
   const auto& rows = report.conditions;
   const bool variants = any_variant(rows);
-  std::vector<std::string> header;
+  std::vector<Table::Column> header;
   for (const auto& col : condition_columns()) {
     if (!col.csv || (col.variants_only && !variants)) {
       continue;
     }
     if (col.metric.empty()) {
-      header.push_back(col.key);
+      header.push_back({col.key, static_cast<bool>(col.count)});
     } else {
       for (const char* part : {"_median", "_q1", "_q3"}) {
-        header.push_back(col.key + part);
+        header.push_back({col.key + part, true});
       }
     }
   }
-  out << fmt::format("{}\n", fmt::join(header, ","));
+  Table t(std::move(header));
   for (const auto& c : rows) {
     std::vector<std::string> cells;
     for (const auto& col : condition_columns()) {
@@ -546,8 +546,13 @@ void write_conditions_csv(std::ostream& out, const RunReport& report) {
         cells.push_back(q.n == 0 ? "" : fmt::format("{:.3f}", v));
       }
     }
-    out << fmt::format("{}\n", fmt::join(cells, ","));
+    t.add_row(std::move(cells));
   }
+  return t;
+}
+
+void write_conditions_csv(std::ostream& out, const RunReport& report) {
+  conditions_table(report).write_csv(out);
 }
 
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {

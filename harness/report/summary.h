@@ -19,6 +19,7 @@
 #include "harness/analysis/prefix.h"
 #include "harness/core/record.h"
 #include "harness/report/conversation.h"
+#include "harness/report/table.h"
 #include "harness/results/manifest.h"
 
 namespace kvbench::report {
@@ -58,6 +59,9 @@ std::vector<std::string> shortfalls(const RunReport& report);
 // concurrency, memory and prefix reuse.
 void write_markdown(std::ostream& out, const RunReport& report);
 // The condition table, a row per condition; an empty cell where a condition has no value.
+// The per-condition table (one row per condition; a metric as its median, q1 and q3), as CSV by
+// write_conditions_csv and in any format by the table.
+Table conditions_table(const RunReport& report);
 void write_conditions_csv(std::ostream& out, const RunReport& report);
 // One row per call.
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls);

@@ -152,7 +152,16 @@ TEST_F(GateCli, HistoryGatesANewSessionAgainstEarlierOnes) {
   EXPECT_EQ(kvbench("history list " + db), 0);
   EXPECT_NE(out_.find("s11"), std::string::npos);
   EXPECT_EQ(kvbench("history show " + db + " --metric decode_tps"), 0);
+  EXPECT_EQ(std::count(out_.begin(), out_.end(), '\n'), 14);  // header, rule and 12 sessions
+  EXPECT_EQ(kvbench("history show " + db + " --metric decode_tps --format tsv"), 0);
   EXPECT_EQ(std::count(out_.begin(), out_.end(), '\n'), 13);  // header and 12 sessions
+  EXPECT_EQ(out_.substr(0, out_.find('\n')),
+            "session\trun_id\trecorded_at\tmetric\tcondition\tvariant\tvalue\tx_ref\tn");
+  EXPECT_EQ(kvbench("history list " + db + " --format json"), 0);
+  const auto sessions = nlohmann::json::parse(out_);
+  ASSERT_EQ(sessions.size(), 12U);
+  EXPECT_EQ(sessions[11]["label"], "build11");
+  EXPECT_TRUE(sessions[0]["session"].is_number_integer());
   EXPECT_EQ(kvbench("gate --history " + db + " --run " + write_run("same", single, 300).string()),
             0)
       << out_;

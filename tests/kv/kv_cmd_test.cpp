@@ -34,7 +34,7 @@ TEST(KvCommand, ExplicitShapeJsonWithParallelSequences) {
   o.head_dim = 96;
   o.ctx = {4096};
   o.parallel = 2;
-  o.json = true;
+  o.format = "json";
   std::ostringstream out;
   run_kv(o, out);
   const auto j = nlohmann::json::parse(out.str());
