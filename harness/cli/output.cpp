@@ -52,7 +52,7 @@ void add_output_alias(CLI::App* cmd, OutputOptions& o, const std::string& flag,
          [&o, flag, format](const std::string& path) {
            fmt::print(stderr, "note: {} is kept for one release: use -o {} --format {}\n", flag,
                       path, format);
-           o.aliases.emplace_back(path, format);
+           o.aliases.push_back({flag, path, format});
          },
          fmt::format("{} (- for stdout); kept for one release: -o FILE --format {}", what, format))
       ->type_name("FILE")
@@ -103,10 +103,10 @@ std::vector<OutputTarget> resolve_outputs(const OutputOptions& o,
     out.push_back({f, format});
   }
   bool alias_to_stdout = false;
-  for (const auto& [path, format] : o.aliases) {
-    check(format, path);
-    out.push_back({path, format});
-    alias_to_stdout = alias_to_stdout || path == "-";
+  for (const auto& a : o.aliases) {
+    check(a.format, a.flag + " " + a.path);
+    out.push_back({a.path, a.format});
+    alias_to_stdout = alias_to_stdout || a.path == "-";
   }
   if (o.files.empty() && !alias_to_stdout) {
     out.insert(out.begin(), {"-", o.format.empty() ? formats.front() : o.format});

@@ -21,7 +21,10 @@ struct OutputOptions {
   std::vector<std::string> files;  // -o, in order
   // What older flags asked for (--json FILE and the like), each (path, format); unlike -o they
   // leave stdout's default output where it was.
-  std::vector<std::pair<std::string, std::string>> aliases;
+  struct Alias {
+    std::string flag, path, format;
+  };
+  std::vector<Alias> aliases;
 };
 
 // One output: where ("-" for stdout) and in which format.

@@ -52,7 +52,15 @@ void setup_report_command(CLI::App& app, int& exit_code) {
             "(its levels are run folders: report one of them)",
             o->run_dir));
       }
-      const auto targets = resolve_outputs(o->out, {"md", "json"}, "report (a capacity folder)");
+      std::vector<OutputTarget> targets;
+      try {
+        targets = resolve_outputs(o->out, {"md", "json"}, "report");
+      } catch (const InputError& e) {
+        throw InputError(fmt::format(
+            "{}: a capacity folder has no per-condition or per-call table, only md and json (its "
+            "levels are run folders: report one of them): {}",
+            o->run_dir, e.what()));
+      }
       std::ifstream in(capacity);
       const auto summary = nlohmann::json::parse(in, nullptr, false);
       if (summary.is_discarded()) {
@@ -74,7 +82,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
         // Alone on stdout, as before, unless another output was sent there.
         const bool asked = !o->out.files.empty() || !o->out.format.empty() ||
                            std::any_of(o->out.aliases.begin(), o->out.aliases.end(),
-                                       [](const auto& a) { return a.first == "-"; });
+                                       [](const auto& a) { return a.path == "-"; });
         if (asked && std::any_of(targets.begin(), targets.end(),
                                  [](const auto& t) { return t.path == "-"; })) {
           throw InputError("kvbench report: stdout (-) can carry one output only");

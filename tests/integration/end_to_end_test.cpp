@@ -159,7 +159,7 @@ TEST(EndToEnd, CompareSetsTwoRunFoldersSideBySide) {
   EXPECT_EQ(nlohmann::json::parse(json_out.out)["run"]["run_id"], j["a"]["run_id"]);
   const auto two = run_kvbench({"report", runs + "quickstart", "--json", "-", "--csv", "-"});
   EXPECT_EQ(two.exit_code, 2);
-  EXPECT_THAT(two.err, HasSubstr("only one of --csv, --calls-csv and --json can be -"));
+  EXPECT_THAT(two.err, HasSubstr("stdout (-) can carry one output only"));
   const auto missing = run_kvbench({"compare", runs + "quickstart", (dir / "nothing").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_THAT(missing.err, HasSubstr("not a kvbench run folder"));
