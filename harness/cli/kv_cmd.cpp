@@ -106,7 +106,9 @@ nlohmann::json as_json(const Source& src, const KvOptions& o) {
     t["totals"] = totals;
     types.push_back(t);
   }
-  return {{"source", src.description},
+  return {{"schema", "kvbench.kv"},
+          {"schema_version", 1},
+          {"source", src.description},
           {"n_layer", src.shape.n_layer},
           {"n_head_kv", src.shape.n_head_kv},
           {"n_head_kv_layers", src.shape.n_head_kv_layers},

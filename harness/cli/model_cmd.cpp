@@ -84,7 +84,9 @@ nlohmann::json optional_json(const std::optional<std::uint64_t>& v) {
 
 nlohmann::json summary_json(const ModelSummary& s) {
   const gguf::GgufFile& f = s.header.file;
-  nlohmann::json j = {{"path", s.path},
+  nlohmann::json j = {{"schema", "kvbench.model"},
+                      {"schema_version", 1},
+                      {"path", s.path},
                       {"file_bytes", s.header.file_bytes},
                       {"gguf_version", f.version},
                       {"name", s.name},

@@ -30,7 +30,9 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
     const auto p = plan::make_plan(s);
     write_outputs(targets, [&](std::ostream& out, const std::string& format) {
       if (format == "json") {
-        out << plan::to_json(p).dump(2) << "\n";
+        nlohmann::json j = {{"schema", "kvbench.plan"}, {"schema_version", 1}};
+        j.update(plan::to_json(p));
+        out << j.dump(2) << "\n";
       } else {
         out << plan::describe(p);
       }

@@ -10,6 +10,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
+#include "harness/cli/server_options.h"
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/lesson/render.h"
@@ -33,6 +34,8 @@ struct ReproduceOptions {
   std::string kind, model, url, server_bin, models_dir;
   bool no_plots = false;
   bool quiet = false;
+  bool verbose = false;
+  std::string color = "auto";
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -93,7 +96,10 @@ int reproduce(const ReproduceOptions& o) {
   results::check_writable_folder(o.results, "--results");
   run::RunOptions ro;
   ro.models_dir = o.models_dir;
-  ro.progress = !o.quiet;
+  const run::ProgressStyle style = progress_style(o.quiet, o.verbose, o.color);
+  ro.progress = style.enabled;
+  ro.live_progress = style.live;
+  ro.color = style.color;
   ro.results_root = results::create_run_dir(o.results, o.quick ? "lesson-quick" : "lesson");
   const auto started = utc_now_rfc3339();
   const auto t0 = std::chrono::steady_clock::now();
@@ -156,7 +162,7 @@ void setup_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--server-bin", o->server_bin, "llama-server or ollama executable (managed)");
   cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
   cmd->add_flag("--no-plots", o->no_plots, "Do not run scripts/plot_lesson.py");
-  cmd->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  add_progress_options(cmd, o->quiet, o->verbose, o->color);
   cmd->callback([o, &exit_code] { exit_code = reproduce(*o); });
 }
 

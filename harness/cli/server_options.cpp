@@ -1,6 +1,10 @@
 #include "harness/cli/server_options.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -42,7 +46,32 @@ void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& r
                   "--label host=ci-7 --label commit=abc123")
       ->type_name("NAME=VALUE")
       ->group(group);
-  cmd->add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
+  add_progress_options(cmd, o.quiet, o.verbose, o.color);
+}
+
+void add_progress_options(CLI::App* cmd, bool& quiet, bool& verbose, std::string& color) {
+  cmd->add_flag("-q,--quiet", quiet, "No progress lines on stderr");
+  cmd->add_flag("-v,--verbose", verbose,
+                "A progress line per call and result, on a terminal too (not one updating line)");
+  cmd->add_option("--color", color,
+                  "Colour in the progress lines: auto (on a terminal, unless NO_COLOR is set), "
+                  "always or never")
+      ->type_name("WHEN")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+}
+
+run::ProgressStyle progress_style(bool quiet, bool verbose, const std::string& color) {
+  const char* term = std::getenv("TERM");
+  const bool terminal =
+      ::isatty(STDERR_FILENO) == 1 && (term == nullptr || std::string_view(term) != "dumb");
+  const char* no_color = std::getenv("NO_COLOR");
+  const bool colour_off = no_color != nullptr && *no_color != '\0';
+  run::ProgressStyle s;
+  s.enabled = !quiet;
+  s.live = terminal && !verbose;
+  s.color = color == "always" || (color == "auto" && terminal && !colour_off);
+  return s;
 }
 
 namespace {
@@ -80,7 +109,10 @@ run::RunOptions to_run_options(const ServerCliOptions& o) {
   ro.model = o.model;
   ro.url = o.url;
   ro.models_dir = o.models_dir;
-  ro.progress = !o.quiet;
+  const run::ProgressStyle style = progress_style(o.quiet, o.verbose, o.color);
+  ro.progress = style.enabled;
+  ro.live_progress = style.live;
+  ro.color = style.color;
   ro.ready_timeout = std::chrono::seconds(o.start_timeout_s);
   for (const auto& given : o.labels) {
     auto [name, value] = parse_label(given);

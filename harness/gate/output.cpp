@@ -173,7 +173,9 @@ nlohmann::json report_json(const GateReport& r) {
                     {"summary", row.numbers},
                     {"reason", row.reason}});
   }
-  return {{"title", r.title},
+  return {{"schema", "kvbench.gate"},
+          {"schema_version", 1},
+          {"title", r.title},
           {"mode", r.mode},
           {"overall", r.overall},
           {"inconclusive_fails", r.inconclusive_fails},

@@ -17,12 +17,27 @@ constexpr std::array<std::string_view, 13> kBlockFields = {
     "index",    "replica", "num_ctx", "cache_type", "variant", "slots",       "error",
     "restarts", "url",     "log",     "argv",       "pid",     "memory_notes"};
 
-constexpr std::array<std::string_view, 20> kRunFields = {
-    "manifest_version", "kvbench",  "run_id",        "status",
-    "started",          "finished", "scenario_file", "scenario",
-    "scenario_hash",    "plan",     "server",        "model",
-    "machine",          "variants", "blocks",        "first_call_epoch_s",
-    "resumed",          "extended", "summary",       "labels"};
+constexpr std::array<std::string_view, 21> kRunFields = {"schema",
+                                                         "manifest_version",
+                                                         "kvbench",
+                                                         "run_id",
+                                                         "status",
+                                                         "started",
+                                                         "finished",
+                                                         "scenario_file",
+                                                         "scenario",
+                                                         "scenario_hash",
+                                                         "plan",
+                                                         "server",
+                                                         "model",
+                                                         "machine",
+                                                         "variants",
+                                                         "blocks",
+                                                         "first_call_epoch_s",
+                                                         "resumed",
+                                                         "extended",
+                                                         "summary",
+                                                         "labels"};
 
 template <std::size_t N>
 bool known(const std::array<std::string_view, N>& fields, const std::string& key) {
@@ -164,6 +179,7 @@ std::uint64_t RunManifest::seed() const {
 
 void to_json(json& j, const RunManifest& m) {
   j = m.other.is_object() ? m.other : json::object();
+  j["schema"] = "kvbench.run";  // its version: manifest_version
   j["manifest_version"] = m.manifest_version;
   j["kvbench"] = {{"version", m.kvbench.version},
                   {"git_revision", m.kvbench.git_revision},

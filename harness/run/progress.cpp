@@ -1,10 +1,15 @@
 #include "harness/run/progress.h"
 
-#include <cstdio>
-
+#include <fmt/color.h>
 #include <fmt/format.h>
 
 namespace kvbench::run {
+
+namespace {
+
+constexpr const char* kClearLine = "\r\x1b[K";
+
+}  // namespace
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<long long>(seconds + 0.5);
@@ -17,43 +22,99 @@ std::string format_duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
-Progress::Progress(std::size_t total_calls, bool enabled)
-    : total_(total_calls), enabled_(enabled) {}
+Progress::Progress(std::size_t total_calls, ProgressStyle style, std::FILE* out)
+    : total_(total_calls), style_(style), out_(out) {}
+
+Progress::~Progress() {
+  if (style_.enabled && style_.live && drawn_) {
+    fmt::print(out_, "{}[{}/{}] done in {}\n", kClearLine, done_, total_,
+               format_duration(elapsed_s()));
+    std::fflush(out_);
+  }
+}
+
+double Progress::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::string Progress::eta() const {
+  if (done_ == 0) {
+    return "?";
+  }
+  return format_duration(elapsed_s() / static_cast<double>(done_) *
+                         static_cast<double>(total_ - std::min(done_, total_)));
+}
+
+void Progress::print_line(const std::string& text) {
+  if (style_.live) {
+    fmt::print(out_, "{}{}\n", kClearLine, text);
+    drawn_ = false;
+    redraw();
+  } else {
+    fmt::print(out_, "{}\n", text);
+  }
+  std::fflush(out_);
+}
+
+void Progress::redraw() {
+  std::string line = fmt::format("[{}/{}] {}  elapsed {}, ~{} left", std::min(done_ + 1, total_),
+                                 total_, current_, format_duration(elapsed_s()), eta());
+  if (!last_.empty()) {
+    line += "  | last: " + last_;
+  }
+  fmt::print(out_, "{}{}", kClearLine, line);
+  std::fflush(out_);
+  drawn_ = true;
+}
 
 void Progress::call_started(const plan::PlannedCall& call, const plan::Block& block) {
-  if (!enabled_) {
+  if (!style_.enabled) {
     return;
   }
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string eta = "?";
-  if (done_ > 0) {
-    eta =
-        format_duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_));
+  current_ = fmt::format("block {} ({}) {} prompt_tokens={}", block.index, block.config.label(),
+                         to_string(call.kind), call.prompt_tokens);
+  if (style_.live) {
+    redraw();
+    return;
   }
-  fmt::print(stderr, "[{}/{}] block {} ({}) {} prompt_tokens={}  elapsed {}, ~{} left\n", done_ + 1,
-             total_, block.index, block.config.label(), to_string(call.kind), call.prompt_tokens,
-             format_duration(elapsed), eta);
+  fmt::print(out_, "[{}/{}] {}  elapsed {}, ~{} left\n", done_ + 1, total_, current_,
+             format_duration(elapsed_s()), eta());
+  std::fflush(out_);
 }
 
 void Progress::call_done(const CallRecord& r) {
   ++done_;
-  if (!enabled_) {
+  if (!style_.enabled) {
     return;
   }
+  const auto paint = [&](fmt::color c, const std::string& text) {
+    return style_.color ? fmt::format(fmt::fg(c), "{}", text) : text;
+  };
   if (!r.ok()) {
-    fmt::print(stderr, "    failed: {}: {}\n", to_string(r.outcome), r.error);
+    const std::string failed = fmt::format("failed: {}: {}", to_string(r.outcome), r.error);
+    print_line((style_.live ? fmt::format("call {}: ", r.seq) : std::string("    ")) +
+               paint(fmt::color::red, failed));
+    last_ = paint(fmt::color::red, "failed");
+    return;
+  }
+  std::string result = fmt::format("ttft {:.1f} ms, decode {:.1f} tok/s, cache_n {}",
+                                   r.client.ttft_ms.value_or(0), r.client.decode_tps.value_or(0),
+                                   r.server.cache_n ? std::to_string(*r.server.cache_n) : "-");
+  if (!r.flags.empty()) {
+    result += "  " + paint(fmt::color::yellow, fmt::format("flags: {}", fmt::join(r.flags, ",")));
+  }
+  if (style_.live) {
+    last_ = std::move(result);
+    redraw();
   } else {
-    fmt::print(stderr, "    ttft {:.1f} ms, decode {:.1f} tok/s, cache_n {}{}\n",
-               r.client.ttft_ms.value_or(0), r.client.decode_tps.value_or(0),
-               r.server.cache_n ? std::to_string(*r.server.cache_n) : "-",
-               r.flags.empty() ? "" : fmt::format("  flags: {}", fmt::join(r.flags, ",")));
+    fmt::print(out_, "    {}\n", result);
+    std::fflush(out_);
   }
 }
 
 void Progress::note(const std::string& message) {
-  if (enabled_) {
-    fmt::print(stderr, "{}\n", message);
+  if (style_.enabled) {
+    print_line(message);
   }
 }
 

@@ -179,7 +179,8 @@ void Runner::start_run(const SessionInfo& found) {
   }
   save_run_json();
   writer_ = std::make_unique<results::RecordWriter>(run_dir_ / "calls.jsonl");
-  progress_ = std::make_unique<Progress>(plan_.call_count(), o_.progress);
+  progress_ = std::make_unique<Progress>(plan_.call_count(),
+                                         ProgressStyle{o_.progress, o_.live_progress, o_.color});
 }
 
 void Runner::continue_run(const SessionInfo& found) {
@@ -206,7 +207,8 @@ void Runner::continue_run(const SessionInfo& found) {
   save_run_json();
   results::cut_partial_last_line(run_dir_ / "calls.jsonl");
   writer_ = std::make_unique<results::RecordWriter>(run_dir_ / "calls.jsonl");
-  progress_ = std::make_unique<Progress>(plan_.call_count() - done_.size(), o_.progress);
+  progress_ = std::make_unique<Progress>(plan_.call_count() - done_.size(),
+                                         ProgressStyle{o_.progress, o_.live_progress, o_.color});
 }
 
 void Runner::save_run_json() {

@@ -24,6 +24,8 @@ struct RunOptions {
   std::string url;                   // overrides server.url (attach)
   std::filesystem::path models_dir;  // where synthetic models are written; empty = default
   bool progress = true;              // a progress line on stderr per call
+  bool live_progress = false;        // one line redrawn in place (stderr is a terminal)
+  bool color = false;                // colours in the progress lines
   std::chrono::seconds ready_timeout{300};
   std::map<std::string, std::string> labels;  // --label k=v, kept in run.json
 };

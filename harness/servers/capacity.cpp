@@ -159,10 +159,9 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
   CapacityRun out;
   const bool root_existed = fs::exists(options.results_root);
   out.dir = results::create_run_dir(options.results_root, "capacity");
-  out.summary = {{"kind", "capacity"},
-                 {"request", request_json(request)},
-                 {"status", "running"},
-                 {"levels", json::array()}};
+  out.summary = {{"schema", "kvbench.capacity"}, {"schema_version", 1},
+                 {"kind", "capacity"},           {"request", request_json(request)},
+                 {"status", "running"},          {"levels", json::array()}};
   std::map<int, std::vector<double>> samples;  // every TTFT of each level, replicates pooled
   const auto measure = [&](int level) {
     LevelRun lr = run_level(request, level, out.dir, options);

