@@ -73,6 +73,7 @@ void Progress::call_started(const plan::PlannedCall& call, const plan::Block& bl
   }
   current_ = fmt::format("block {} ({}) {} prompt_tokens={}", block.index, block.config.label(),
                          to_string(call.kind), call.prompt_tokens);
+  started_ = true;
   if (style_.live) {
     redraw();
     return;
@@ -104,6 +105,14 @@ void Progress::call_done(const CallRecord& r) {
     result += "  " + paint(fmt::color::yellow, fmt::format("flags: {}", fmt::join(r.flags, ",")));
   }
   if (style_.live) {
+    if (!started_) {
+      // Calls in flight at once are not announced one by one: name the block and what ended.
+      current_ = r.turn ? fmt::format("block {} ({} conversations at once)", r.block,
+                                      r.turn->conversations)
+                        : fmt::format("block {} ({} calls in flight)", r.block,
+                                      r.in_flight.value_or(1));
+    }
+    started_ = false;
     last_ = std::move(result);
     redraw();
   } else {

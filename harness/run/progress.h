@@ -45,6 +45,7 @@ class Progress {
   std::string current_;  // the call in flight, for the live line
   std::string last_;     // the last result, for the live line
   bool drawn_ = false;   // a live line is on screen
+  bool started_ = false;  // call_started() named the call now ending
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
