@@ -77,19 +77,25 @@ void write_file(const std::filesystem::path& path, const std::string& text, bool
 
 int publish(const gate::GateReport& report, const std::filesystem::path& dir,
             const GateCliOptions& o) {
-  gate::write_lines(std::cout, report);
   std::ostringstream md;
   gate::write_markdown(md, report);
+  const std::string json = gate::report_json(report).dump(2) + "\n";
+  if (o.format == "md") {
+    std::cout << md.str();
+  } else if (o.format == "json") {
+    std::cout << json;
+  } else {
+    gate::write_lines(std::cout, report);
+  }
   std::ostringstream junit;
   gate::write_junit(junit, report);
   write_file(output_path(o.markdown, dir, "gate.md"), md.str(), false);
   write_file(output_path(o.junit, dir, "gate.junit.xml"), junit.str(), false);
-  write_file(output_path(o.json, dir, "gate.json"), gate::report_json(report).dump(2) + "\n",
-             false);
+  write_file(output_path(o.json, dir, "gate.json"), json, false);
   if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {
     write_file(summary, md.str(), true);
   }
-  std::cout << "gate outputs: " << output_path(o.markdown, dir, "gate.md").string() << "\n";
+  fmt::print(stderr, "gate outputs: {}\n", output_path(o.markdown, dir, "gate.md").string());
   return gate::exit_code(report.overall, report.inconclusive_fails);
 }
 
@@ -164,6 +170,13 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--junit", o->junit, "JUnit XML path (default: RUN/gate.junit.xml)");
   cmd->add_option("--json", o->json, "JSON path (default: RUN/gate.json)");
   cmd->add_option("--markdown", o->markdown, "Markdown path (default: RUN/gate.md)");
+  cmd->add_option("--format", o->format,
+                  "What stdout carries: text (a line per row), md or json (the verdict files are "
+                  "written either way)")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "md", "json"}))
+      ->capture_default_str()
+      ->group("Output");
   cmd->callback([o, &exit_code] {
     const run::RunOptions ro = to_run_options(o->server);
     if (!o->baseline.empty() || !o->candidate.empty()) {

@@ -25,13 +25,15 @@ struct GateCliOptions {
   std::string junit;
   std::string json;
   std::string markdown;
+  std::string format = "text";  // what stdout carries: text (a line per row), md or json
 };
 
 // Applies --margin, --alpha and --on-inconclusive. Throws InputError naming a bad option.
 void apply_overrides(scenario::GateConfig& config, const GateCliOptions& o);
 
-// Prints one line per row, writes gate.md, gate.junit.xml and gate.json (into `dir` unless given
-// elsewhere), appends the Markdown to $GITHUB_STEP_SUMMARY when set; returns the exit code.
+// Prints the verdict on stdout (o.format: a line per row, the Markdown or the JSON), writes
+// gate.md, gate.junit.xml and gate.json (into `dir` unless given elsewhere), appends the Markdown
+// to $GITHUB_STEP_SUMMARY when set; returns the exit code.
 int publish(const gate::GateReport& report, const std::filesystem::path& dir,
             const GateCliOptions& o);
 

@@ -107,10 +107,10 @@ void Progress::call_done(const CallRecord& r) {
   if (style_.live) {
     if (!started_) {
       // Calls in flight at once are not announced one by one: name the block and what ended.
-      current_ = r.turn ? fmt::format("block {} ({} conversations at once)", r.block,
-                                      r.turn->conversations)
-                        : fmt::format("block {} ({} calls in flight)", r.block,
-                                      r.in_flight.value_or(1));
+      current_ =
+          r.turn
+              ? fmt::format("block {} ({} conversations at once)", r.block, r.turn->conversations)
+              : fmt::format("block {} ({} calls in flight)", r.block, r.in_flight.value_or(1));
     }
     started_ = false;
     last_ = std::move(result);

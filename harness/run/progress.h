@@ -42,9 +42,9 @@ class Progress {
   std::size_t done_ = 0;
   ProgressStyle style_;
   std::FILE* out_;
-  std::string current_;  // the call in flight, for the live line
-  std::string last_;     // the last result, for the live line
-  bool drawn_ = false;   // a live line is on screen
+  std::string current_;   // the call in flight, for the live line
+  std::string last_;      // the last result, for the live line
+  bool drawn_ = false;    // a live line is on screen
   bool started_ = false;  // call_started() named the call now ending
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

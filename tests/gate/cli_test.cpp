@@ -171,6 +171,11 @@ TEST_F(GateCli, HistoryGatesANewSessionAgainstEarlierOnes) {
   EXPECT_EQ(kvbench("gate --history " + db + " --run " + slow_run.string()), 1) << out_;
   EXPECT_NE(out_.find("FAIL decode_tps run slower vs history (all calls)"), std::string::npos)
       << out_;
+  EXPECT_EQ(kvbench("gate --history " + db + " --run " + slow_run.string() + " --format json"), 1);
+  const auto verdict = nlohmann::json::parse(out_);  // stdout is the JSON alone
+  EXPECT_EQ(verdict["schema"], "kvbench.gate");
+  EXPECT_EQ(verdict["overall"], "FAIL");
+  EXPECT_EQ(verdict["exit_code"], 1);
   EXPECT_EQ(kvbench("gate --history " + db + " --baseline " +
                     write_run("base2", single, 500).string() + " --candidate " + slow_run.string()),
             1)
