@@ -157,12 +157,14 @@ void setup_history_command(CLI::App& app, int& exit_code) {
                      {"scenario", false},
                      {"scenario_hash", false},
                      {"git_revision", false},
-                     {"label", false}});
+                     {"label", false},
+                     {"run_labels", false}});
     std::int64_t last = -1;
     for (const auto& r : db.rows()) {
       if (r.session_id != last) {
         t.add_row({std::to_string(r.session_id), r.info.recorded_at, r.info.run_id,
-                   r.info.scenario_name, r.info.scenario_hash, r.info.git_revision, r.info.label});
+                   r.info.scenario_name, r.info.scenario_hash, r.info.git_revision, r.info.label,
+                   r.info.run_labels});
         last = r.session_id;
       }
     }

@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   scenario_hash TEXT NOT NULL,
   git_revision TEXT NOT NULL,
   machine TEXT NOT NULL,
-  run_dir TEXT NOT NULL);
+  run_dir TEXT NOT NULL,
+  run_labels TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS session_values (
   session_id INTEGER NOT NULL REFERENCES sessions(id),
   metric TEXT NOT NULL,
@@ -109,6 +110,15 @@ HistoryDb::HistoryDb(const std::filesystem::path& path, bool create) : path_(pat
   sqlite3_busy_timeout(db_, 10000);
   try {
     exec(db_, kSchema, path_);
+    // A history written before sessions kept their run's labels gains the column, empty.
+    bool has_labels = false;
+    Statement columns(db_, "PRAGMA table_info(sessions)", path_);
+    while (columns.step()) {
+      has_labels = has_labels || columns.text(1) == "run_labels";
+    }
+    if (!has_labels) {
+      exec(db_, "ALTER TABLE sessions ADD COLUMN run_labels TEXT NOT NULL DEFAULT ''", path_);
+    }
   } catch (const Error& e) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -133,11 +143,12 @@ std::int64_t HistoryDb::add(const SessionInfo& info, const std::vector<SessionVa
   try {
     Statement s(db_,
                 "INSERT INTO sessions (run_id, recorded_at, label, scenario_name, scenario_hash, "
-                "git_revision, machine, run_dir) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "git_revision, machine, run_dir, run_labels) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                "?8, ?9)",
                 path_);
     s.bind(1, info.run_id).bind(2, info.recorded_at).bind(3, info.label);
     s.bind(4, info.scenario_name).bind(5, info.scenario_hash).bind(6, info.git_revision);
-    s.bind(7, info.machine).bind(8, info.run_dir).step();
+    s.bind(7, info.machine).bind(8, info.run_dir).bind(9, info.run_labels).step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     for (const auto& v : values) {
       if (!std::isfinite(v.value)) {
@@ -163,15 +174,16 @@ std::vector<HistoryRow> HistoryDb::rows() const {
   Statement s(db_,
               "SELECT s.id, s.run_id, s.recorded_at, s.label, s.scenario_name, s.scenario_hash, "
               "s.git_revision, s.machine, s.run_dir, v.metric, v.condition, v.variant, v.value, "
-              "v.ref_prompt_tokens, v.ref_num_ctx, v.n FROM sessions s JOIN session_values v ON "
+              "v.ref_prompt_tokens, v.ref_num_ctx, v.n, s.run_labels FROM sessions s JOIN "
+              "session_values v ON "
               "v.session_id = s.id ORDER BY s.id, v.rowid",
               path_);
   std::vector<HistoryRow> out;
   while (s.step()) {
     HistoryRow r;
     r.session_id = s.integer(0);
-    r.info = {s.text(1), s.text(2), s.text(3), s.text(4),
-              s.text(5), s.text(6), s.text(7), s.text(8)};
+    r.info = {s.text(1), s.text(2), s.text(3), s.text(4), s.text(5),
+              s.text(6), s.text(7), s.text(8), s.text(16)};
     r.metric = s.text(9);
     r.condition = s.text(10);
     r.variant = s.text(11);

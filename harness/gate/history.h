@@ -24,6 +24,8 @@ struct SessionInfo {
   std::string git_revision;
   std::string machine;  // host name and CPU
   std::string run_dir;
+  // The run's own labels (`kvbench run --label k=v`), "k=v" joined by ", " in name order.
+  std::string run_labels;
 };
 
 struct HistoryRow {

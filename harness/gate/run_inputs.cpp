@@ -29,6 +29,9 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   in.session.git_revision = run.kvbench.git_revision;
   in.session.machine = text(run.machine, "hostname") + " / " + text(run.machine, "cpu_model");
   in.session.run_dir = std::filesystem::absolute(dir).lexically_normal().string();
+  for (const auto& [name, value] : run.labels) {
+    in.session.run_labels += (in.session.run_labels.empty() ? "" : ", ") + name + "=" + value;
+  }
   if (in.session.run_id.empty() || in.session.scenario_hash.empty()) {
     throw InputError((dir / "run.json").string() + ": no run_id or scenario_hash");
   }

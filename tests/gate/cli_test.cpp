@@ -51,7 +51,8 @@ class GateCli : public ::testing::Test {
                                      {"scenario", scenario},
                                      {"status", "complete"},
                                      {"kvbench", {{"git_revision", "abc"}}},
-                                     {"machine", {{"hostname", "h"}, {"cpu_model", "c"}}}};
+                                     {"machine", {{"hostname", "h"}, {"cpu_model", "c"}}},
+                                     {"labels", {{"host", "ci-7"}, {"run", name}}}};
     std::ofstream(run / "run.json") << run_json.dump(2);
     std::ofstream calls(run / "calls.jsonl");
     for (auto r : sim::simulate_run(shape, seed)) {
@@ -161,6 +162,7 @@ TEST_F(GateCli, HistoryGatesANewSessionAgainstEarlierOnes) {
   const auto sessions = nlohmann::json::parse(out_);
   ASSERT_EQ(sessions.size(), 12U);
   EXPECT_EQ(sessions[11]["label"], "build11");
+  EXPECT_EQ(sessions[11]["run_labels"], "host=ci-7, run=s11") << "the run's own --label";
   EXPECT_TRUE(sessions[0]["session"].is_number_integer());
   EXPECT_EQ(kvbench("gate --history " + db + " --run " + write_run("same", single, 300).string()),
             0)

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "harness/core/error.h"
 #include "harness/gate/history_gate.h"
@@ -115,6 +116,47 @@ TEST_F(HistoryDbTest, RecentKeepsTheLastSessionsOfOneScenario) {
             (std::vector<double>{10, 11, 12, 13}));
   EXPECT_TRUE(db.recent("h1", "ttft_ms", "all calls", "", 64, "").empty());
   EXPECT_THROW(db.add(info("r1", "h1"), {decode(1.0)}), InputError);
+}
+
+TEST_F(HistoryDbTest, SessionsKeepTheirRunsLabels) {
+  {
+    HistoryDb db(path_, true);
+    SessionInfo with = info("r1", "h1");
+    with.run_labels = "commit=abc123, host=ci-7";
+    db.add(with, {decode(1.0)});
+    db.add(info("r2", "h1"), {decode(2.0)});
+  }
+  const auto rows = HistoryDb(path_, false).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].info.run_labels, "commit=abc123, host=ci-7");
+  EXPECT_EQ(rows[1].info.run_labels, "");
+}
+
+// A history written before sessions kept their run's labels: opening it adds the column, and its
+// sessions read back with no labels.
+TEST_F(HistoryDbTest, AnOlderHistoryGainsTheLabelsColumn) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  const char* old_schema =
+      "CREATE TABLE sessions (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, recorded_at "
+      "TEXT NOT NULL, label TEXT NOT NULL, scenario_name TEXT NOT NULL, scenario_hash TEXT NOT "
+      "NULL, git_revision TEXT NOT NULL, machine TEXT NOT NULL, run_dir TEXT NOT NULL);"
+      "CREATE TABLE session_values (session_id INTEGER NOT NULL REFERENCES sessions(id), metric "
+      "TEXT NOT NULL, condition TEXT NOT NULL, variant TEXT NOT NULL, value REAL NOT NULL, "
+      "ref_prompt_tokens INTEGER NOT NULL, ref_num_ctx INTEGER NOT NULL, n INTEGER NOT NULL);"
+      "INSERT INTO sessions VALUES (1, 'old', '2026-01-01', 'l', 's', 'h1', 'g', 'm', '/r');"
+      "INSERT INTO session_values VALUES (1, 'decode_tps', 'all calls', '', 5.0, 0, 0, 3);";
+  ASSERT_EQ(sqlite3_exec(raw, old_schema, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  HistoryDb db(path_, false);
+  const auto rows = db.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].info.run_id, "old");
+  EXPECT_EQ(rows[0].info.run_labels, "");
+  SessionInfo next = info("new", "h1");
+  next.run_labels = "host=a";
+  db.add(next, {decode(6.0)});
+  EXPECT_EQ(db.rows().back().info.run_labels, "host=a");
 }
 
 TEST_F(HistoryDbTest, MissingFileIsAnInputError) {
