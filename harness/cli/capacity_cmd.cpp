@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/output.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
@@ -18,6 +19,7 @@ namespace {
 struct CapacityCliOptions {
   servers::CapacityRequest request;
   ServerCliOptions server;
+  OutputOptions out;
 };
 
 void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
@@ -58,15 +60,22 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
       "TTFT p90 under a limit (doubling, then bisection; one fresh server per level)");
   add_request_options(cmd, o->request);
   add_server_options(cmd, o->server, "Folder the capacity folder is created in", false);
+  add_output_options(cmd, o->out, {"md", "json"});
   cmd->callback([o, &exit_code] {
+    const auto targets = resolve_outputs(o->out, {"md", "json"}, "capacity");
     const run::RunOptions ro = to_run_options(o->server);
     process::install_signal_handlers();
     const auto result = servers::run_capacity(o->request, ro);
     std::ostringstream md;
     report::write_capacity_markdown(md, result.summary);
     std::ofstream(result.dir / "capacity.md") << md.str();
-    std::cout << md.str();
-    std::cout.flush();
+    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+      if (format == "json") {
+        out << result.summary.dump(2) << "\n";
+      } else {
+        out << md.str();
+      }
+    });
     fmt::print(stderr, "results: {}\n", result.dir.string());
     exit_code = 0;
   });

@@ -19,10 +19,6 @@
 
 namespace kvbench::cli {
 
-namespace {
-const std::vector<std::string> kReportFormats{"md", "json", "csv", "tsv", "jsonl"};
-}  // namespace
-
 void setup_report_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string run_dir;
@@ -37,7 +33,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Formats: md the report; json its summary (kvbench.report); csv and tsv the per-condition "
       "table; jsonl one record per call. A capacity folder has md and json.");
-  add_output_options(cmd, o->out, kReportFormats);
+  add_output_options(cmd, o->out, report::report_formats());
   add_output_alias(cmd, o->out, "--csv", "csv", "Write the per-condition table as CSV");
   add_output_alias(cmd, o->out, "--json", "json", "Write the summary as JSON");
   cmd->add_option("--calls-csv", o->calls_csv, "Write one CSV row per call (- for stdout)")
@@ -76,7 +72,7 @@ void setup_report_command(CLI::App& app, int& exit_code) {
       exit_code = 0;
       return;
     }
-    auto targets = resolve_outputs(o->out, kReportFormats, "report");
+    auto targets = resolve_outputs(o->out, report::report_formats(), "report");
     if (!o->calls_csv.empty()) {
       if (o->calls_csv == "-") {
         // Alone on stdout, as before, unless another output was sent there.
@@ -98,18 +94,10 @@ void setup_report_command(CLI::App& app, int& exit_code) {
     const auto report =
         report::build_report(loaded.run, loaded.calls, loaded.warnings, loaded.answers);
     write_outputs(targets, [&](std::ostream& out, const std::string& format) {
-      if (format == "md") {
-        report::write_markdown(out, report);
-      } else if (format == "json") {
-        out << report::to_json(report).dump(2) << "\n";
-      } else if (format == "csv" || format == "tsv") {
-        report::conditions_table(report).write(out, format);
-      } else if (format == "jsonl") {
-        for (const auto& c : report.calls) {
-          out << kvbench::to_json(c).dump() << "\n";
-        }
-      } else {
+      if (format == "calls-csv") {
         report::write_calls_csv(out, report.calls);
+      } else {
+        report::write_report(out, report, format);
       }
     });
     exit_code = 0;

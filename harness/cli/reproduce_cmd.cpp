@@ -10,6 +10,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
+#include "harness/cli/output.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
@@ -27,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ReproduceOptions {
+  OutputOptions out;
   std::string what;
   std::string only;
   bool quick = false;
@@ -85,6 +87,7 @@ lesson::LabRun run_lab(const lesson::Lab& lab, const scenario::Scenario& s,
 }
 
 int reproduce(const ReproduceOptions& o) {
+  const auto targets = resolve_outputs(o.out, {"md", "json"}, "reproduce");
   lesson::LabOptions lo{o.quick, o.kind, o.model, o.url, o.server_bin};
   const auto labs = lesson::select_labs(o.only);
   std::vector<scenario::Scenario> scenarios;
@@ -126,7 +129,13 @@ int reproduce(const ReproduceOptions& o) {
   std::ofstream md(ro.results_root / "lesson-report.md");
   lesson::write_report_markdown(md, report);
   md.close();
-  lesson::write_report_markdown(std::cout, report);
+  write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+    if (format == "json") {
+      out << report.dump(2) << "\n";
+    } else {
+      lesson::write_report_markdown(out, report);
+    }
+  });
   if (!o.no_plots) {
     write_plots(ro.results_root);
   }
@@ -163,6 +172,7 @@ void setup_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--models-dir", o->models_dir, "Where synthetic models are written");
   cmd->add_flag("--no-plots", o->no_plots, "Do not run scripts/plot_lesson.py");
   add_progress_options(cmd, o->quiet, o->verbose, o->color);
+  add_output_options(cmd, o->out, {"md", "json"});
   cmd->callback([o, &exit_code] { exit_code = reproduce(*o); });
 }
 

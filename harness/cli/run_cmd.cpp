@@ -6,6 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
+#include "harness/cli/output.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
@@ -24,6 +25,7 @@ struct RunCliOptions {
   std::string resume;
   std::string extend;
   int sets = 1;
+  OutputOptions out;
 };
 }  // namespace
 
@@ -47,7 +49,10 @@ void setup_run_command(CLI::App& app, int& exit_code) {
   scenario_opt->excludes(extend_opt);
   resume_opt->excludes(extend_opt);
   add_server_options(cmd, o->server, "Folder the run folder is created in");
+  add_output_options(cmd, o->out, report::report_formats());
   cmd->callback([o, &exit_code] {
+    // What stdout (and any -o) carries once the run ends, checked before anything starts.
+    const auto targets = resolve_outputs(o->out, report::report_formats(), "run");
     const run::RunOptions ro = to_run_options(o->server);
     if (o->scenario.empty() && o->resume.empty() && o->extend.empty()) {
       throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
@@ -81,8 +86,13 @@ void setup_run_command(CLI::App& app, int& exit_code) {
       out.commit();
     }
     results::write_json_atomic(summary.run_dir / "summary.json", report::to_json(report));
-    std::cout << md.str();
-    std::cout.flush();
+    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+      if (format == "md") {
+        out << md.str();
+      } else {
+        report::write_report(out, report, format);
+      }
+    });
     fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
                summary.run_dir.string());
     if (!summary.complete) {

@@ -68,7 +68,9 @@ nlohmann::json report_json(const std::vector<LabRun>& labs, const RunInfo& info,
   for (const auto& r : labs) {
     lab_list.push_back(lab_json(r, figures, counts));
   }
-  return {{"lesson",
+  return {{"schema", "kvbench.lesson"},
+          {"schema_version", 1},
+          {"lesson",
            {{"about", figures.value("about", "")}, {"machine", figures.value("machine", "")}}},
           {"size", info.size},
           {"server", info.server},

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/core/error.h"
 #include "harness/report/concurrency.h"
 #include "harness/report/effects.h"
 #include "harness/report/lesson_figures.h"
@@ -553,6 +554,27 @@ Table conditions_table(const RunReport& report) {
 
 void write_conditions_csv(std::ostream& out, const RunReport& report) {
   conditions_table(report).write_csv(out);
+}
+
+const std::vector<std::string>& report_formats() {
+  static const std::vector<std::string> kFormats{"md", "json", "csv", "tsv", "jsonl"};
+  return kFormats;
+}
+
+void write_report(std::ostream& out, const RunReport& report, std::string_view format) {
+  if (format == "md") {
+    write_markdown(out, report);
+  } else if (format == "json") {
+    out << to_json(report).dump(2) << "\n";
+  } else if (format == "csv" || format == "tsv") {
+    conditions_table(report).write(out, format);
+  } else if (format == "jsonl") {
+    for (const auto& c : report.calls) {
+      out << kvbench::to_json(c).dump() << "\n";
+    }
+  } else {
+    throw Error(fmt::format("a report has no format '{}'", format));
+  }
 }
 
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {

@@ -59,6 +59,12 @@ std::vector<std::string> shortfalls(const RunReport& report);
 // concurrency, memory and prefix reuse.
 void write_markdown(std::ostream& out, const RunReport& report);
 // The condition table, a row per condition; an empty cell where a condition has no value.
+// The formats a run's report is written in: md (the report), json (its summary, kvbench.report),
+// csv and tsv (the per-condition table), jsonl (one record per call).
+const std::vector<std::string>& report_formats();
+// Writes `report` in one of report_formats(); throws kvbench::Error for another.
+void write_report(std::ostream& out, const RunReport& report, std::string_view format);
+
 // The per-condition table (one row per condition; a metric as its median, q1 and q3), as CSV by
 // write_conditions_csv and in any format by the table.
 Table conditions_table(const RunReport& report);

@@ -228,6 +228,35 @@ TEST(EndToEnd, BadScenarioExitsTwoBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(dir / "runs"));
 }
 
+// `kvbench run` follows the one output scheme: -o files in their extensions' formats beside the
+// report on stdout (-o -), and a format it cannot write is refused before any server starts.
+TEST(EndToEnd, RunWritesItsReportInTheFormatsAskedAndRefusesOthersFirst) {
+  const fs::path dir = fresh_dir("run-formats");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "fmt",
+    "server": {"model": "synthetic:tiny"},
+    "factors": {"prompt_tokens": [64, 128], "num_ctx": [1024]}, "repeats": 2, "max_tokens": 4})");
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--format", "xml"}, {"-o", (dir / "report.txt").string()}}) {
+    std::vector<std::string> args{"run", scenario, "--results", (dir / "runs").string(), "-q"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = run_kvbench(args);
+    EXPECT_EQ(r.exit_code, 2) << bad[0];
+    EXPECT_FALSE(fs::exists(dir / "runs")) << "refused before anything started: " << bad[0];
+  }
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "-o", "-", "-o",
+                   (dir / "s.json.out.json").string(), "-o", (dir / "c.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("# kvbench run: fmt"));
+  const auto summary = read_json(dir / "s.json.out.json");
+  EXPECT_EQ(summary["schema"], "kvbench.report");
+  EXPECT_EQ(summary["conditions"].size(), 2U);
+  std::ifstream csv(dir / "c.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_THAT(header, ::testing::StartsWith("num_ctx,cache_type,prompt_tokens,n,failed"));
+}
+
 TEST(EndToEnd, AttachedModeMeasuresARunningServer) {
   const fs::path dir = fresh_dir("attached");
   // Start a managed run's model once, then serve it by hand and attach to it.

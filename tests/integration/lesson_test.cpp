@@ -27,6 +27,8 @@ TEST(Lesson, QuickReproductionPassesEveryShapeCheck) {
                              600);
   const auto dir = only_run_dir(results);
   const auto report = read_json(dir / "lesson-report.json");
+  EXPECT_EQ(report["schema"], "kvbench.lesson") << "the report names its layout";
+  EXPECT_EQ(report["schema_version"], 1);
   std::string failed;
   std::string inconclusive;
   int checks = 0;

@@ -36,7 +36,7 @@ for path in sorted(glob.glob(os.path.join(source, "schemas", "*.schema.json"))):
     name = os.path.basename(path)[: -len(".schema.json")]
     check(schema.get("$id") == name, f"{path}: $id is not {name}")
     store[name] = schema
-check(len(store) >= 9, "schemas/ holds the schemas")
+check(len(store) >= 10, "schemas/ holds the schemas")
 
 
 def errors(name, doc):
@@ -81,6 +81,9 @@ with tempfile.TemporaryDirectory() as tmp:
     output("model", "synth", "--preset", "tiny", "-o", model)
     valid("kvbench.model.v1", json.loads(output("model", "info", model, "--format", "json")),
           "model info")
+
+with open(os.path.join(source, "tests", "data", "lesson", "quick", "lesson-report.json")) as f:
+    valid("kvbench.lesson.v1", json.load(f), "the recorded quick reproduction")
 
 # The schemas catch what breaks them.
 with open(os.path.join(runs[0], "calls.jsonl")) as f:
