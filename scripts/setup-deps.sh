@@ -32,7 +32,7 @@ test_packages=(
   "${run_packages[@]}"
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format clang-14 libclang-rt-14-dev
-  python3 python3-matplotlib python3-aiohttp python3-jsonschema curl chromium help2man
+  python3 python3-matplotlib python3-aiohttp python3-jsonschema curl chromium help2man file
 )
 dev_packages=("${test_packages[@]}" git gdb)
 

@@ -507,6 +507,22 @@ constexpr auto kConversation = R"({
                    "conversations": [1, 3], "reuse": ["on", "off"], "slots": 1},
   "warmup": 1, "seed": 11 })";
 
+// Turns that failed.
+int failed_turns(const std::vector<CallRecord>& rs) {
+  return static_cast<int>(
+      std::count_if(rs.begin(), rs.end(), [](const CallRecord& r) { return r.turn && !r.ok(); }));
+}
+
+// No turn sent back an empty answer (a failed turn's): the history skips what failed.
+void expect_no_empty_answer_sent(const FakeScript& script) {
+  for (const auto& messages : script.messages) {
+    for (const auto& m : messages) {
+      EXPECT_FALSE(m.role == "assistant" && m.content.empty())
+          << "a failed turn's (empty) answer was sent back";
+    }
+  }
+}
+
 std::vector<CallRecord> turns_of(const std::vector<CallRecord>& rs, int level, bool reuse) {
   std::vector<CallRecord> out;
   for (const auto& r : rs) {
@@ -688,17 +704,9 @@ TEST(RunnerConversation, AFailedTurnLeavesItsConversationsHistoryAsItWas) {
   b.script.failing_calls = {2, 7};
   const auto summary = b.run(kConversation);
   const auto rs = records_of(summary);
-  int failed = 0;
-  for (const auto& r : rs) {
-    failed += r.turn && !r.ok() ? 1 : 0;
-  }
+  const int failed = failed_turns(rs);
   EXPECT_EQ(failed, 2);
-  for (const auto& messages : b.script.messages) {
-    for (const auto& m : messages) {
-      EXPECT_FALSE(m.role == "assistant" && m.content.empty())
-          << "a failed turn's (empty) answer was sent back";
-    }
-  }
+  expect_no_empty_answer_sent(b.script);
   const auto loaded = results::load_run(summary.run_dir);
   const auto report = report::conversation_report(loaded.run, loaded.calls);
   int reported = 0;
@@ -756,11 +764,7 @@ TEST(RunnerConversationAtOnce, TwoConversationsOverTwoSlotsRunAtOnceAndReuseExac
   }
   EXPECT_GE(both, 1) << "both conversations were in flight at once";
   // Each later turn sent the answer its conversation got before.
-  for (const auto& messages : b.script.messages) {
-    for (const auto& m : messages) {
-      EXPECT_FALSE(m.role == "assistant" && m.content.empty());
-    }
-  }
+  expect_no_empty_answer_sent(b.script);
 }
 
 TEST(RunnerConversationAtOnce, AConversationWaitsForItsSlotAndThatIsPredicted) {
@@ -871,17 +875,9 @@ TEST(RunnerConversationAtOnce, AFailedTurnIsRecordedAndItsConversationGoesOn) {
   const auto summary = b.run(at_once(2));
   const auto rs = records_of(summary);
   ASSERT_EQ(rs.size(), 1U + 2 * 4);
-  int failed = 0;
-  for (const auto& r : rs) {
-    failed += r.turn && !r.ok() ? 1 : 0;
-  }
+  const int failed = failed_turns(rs);
   EXPECT_EQ(failed, 1);
-  for (const auto& messages : b.script.messages) {
-    for (const auto& m : messages) {
-      EXPECT_FALSE(m.role == "assistant" && m.content.empty())
-          << "a failed turn's (empty) answer was sent back";
-    }
-  }
+  expect_no_empty_answer_sent(b.script);
 }
 
 }  // namespace conversations
