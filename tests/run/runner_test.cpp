@@ -100,6 +100,14 @@ std::vector<std::string> lines_of(const fs::path& p) {
   return out;
 }
 
+// Rewrites `p` with `lines` (a calls.jsonl cut short, as a run stopped early leaves it).
+void write_lines(const fs::path& p, const std::vector<std::string>& lines) {
+  std::ofstream out(p, std::ios::trunc);
+  for (const auto& l : lines) {
+    out << l << "\n";
+  }
+}
+
 std::set<std::string> nonces(const std::vector<CallRecord>& rs) {
   std::set<std::string> out;
   for (const auto& r : rs) {
@@ -653,12 +661,7 @@ TEST(RunnerConversation, AResumedConversationContinuesFromItsRecordedAnswers) {
   // Cut after the first 12 records (the warm-up and 11 turns), then resume.
   auto lines = lines_of(calls);
   lines.resize(12);
-  {
-    std::ofstream out(calls, std::ios::trunc);
-    for (const auto& l : lines) {
-      out << l << "\n";
-    }
-  }
+  write_lines(calls, lines);
   const std::size_t before = b.script.messages.size();
   resume_run(first.run_dir, b.options, b.ctx);
   const auto all = records_of(RunSummary{first.run_dir});
@@ -828,12 +831,7 @@ TEST(RunnerConversationAtOnce, AResumedSetSendsOnlyTheRestFromTheRecordedAnswers
   auto lines = lines_of(calls);
   ASSERT_EQ(lines.size(), 9U);
   lines.resize(4);  // the warm-up and the first three turns to end
-  {
-    std::ofstream out(calls, std::ios::trunc);
-    for (const auto& l : lines) {
-      out << l << "\n";
-    }
-  }
+  write_lines(calls, lines);
   const std::size_t before = b.script.messages.size();
   resume_run(first.run_dir, b.options, b.ctx);
   const auto all = records_of(RunSummary{first.run_dir});

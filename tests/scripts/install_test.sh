@@ -54,16 +54,16 @@ else
   grep -q libcurl "$tmp/depends" || fail "the package does not depend on libcurl"
   grep -q './usr/bin/kvbench$' "$tmp/contents" || fail "the package has no /usr/bin/kvbench"
   grep -q './usr/share/man/man1/kvbench.1' "$tmp/contents" || fail "the package has no man page"
-  dpkg-deb -x "$deb" "$tmp/root"
+  dpkg-deb -x "$deb" "$tmp/unpacked"
 
   # The quick start from the unpacked package, outside the source tree: the scenario by name,
   # llama-server from the user's data folder (here a link to the one the tests use).
-  mkdir -p "$tmp/data/kvbench" "$tmp/work"
+  mkdir -p "$tmp/data/kvbench" "$tmp/elsewhere"
   ln -s "$root/.deps/llama" "$tmp/data/kvbench/llama"
-  (cd "$tmp/work" && env -u KVBENCH_LLAMA_SERVER XDG_DATA_HOME="$tmp/data" \
-    "$tmp/root/usr/bin/kvbench" run quickstart --results "$tmp/work/results" -q \
+  (cd "$tmp/elsewhere" && env -u KVBENCH_LLAMA_SERVER XDG_DATA_HOME="$tmp/data" \
+    "$tmp/unpacked/usr/bin/kvbench" run quickstart --results "$tmp/elsewhere/results" -q \
     >"$tmp/report.md" 2>"$tmp/run.err") || { cat "$tmp/run.err" >&2; fail "the quick start failed"; }
-  run_json=$(ls "$tmp"/work/results/*/run.json 2>/dev/null | head -n 1)
+  run_json=$(ls "$tmp"/elsewhere/results/*/run.json 2>/dev/null | head -n 1)
   if [ -z "$run_json" ]; then
     fail "the quick start left no run folder"
   else
@@ -73,7 +73,7 @@ run = json.load(open(sys.argv[1]))
 tmp = sys.argv[2]
 scenario = run["scenario_file"]
 binary = json.dumps(run["server"])
-assert scenario == tmp + "/root/usr/share/kvbench/scenarios/quickstart.json", scenario
+assert scenario == tmp + "/unpacked/usr/share/kvbench/scenarios/quickstart.json", scenario
 assert tmp + "/data/kvbench/llama/bin/llama-server" in binary, binary
 assert run["status"] == "complete", run["status"]
 PY
