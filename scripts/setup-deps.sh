@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what kvbench needs from Debian 12's own packages, by purpose:
 #   --for run   building kvbench and running it (the quick start): the compiler, CMake, Ninja and
-#               the libraries the binary links, and what scripts/get-llama-server.sh uses
+#               the libraries the binary links (libpqxx for a PostgreSQL history among them), and
+#               what scripts/get-llama-server.sh uses
 #   --for test  run, plus what the test suite uses (GoogleTest, Google Benchmark, cpp-httplib,
 #               clang-14 for the sanitizer and fuzz builds, clang-format, Python with matplotlib
-#               and aiohttp, curl, chromium for the lesson page) (the default)
+#               and aiohttp, curl, chromium for the lesson page, the PostgreSQL server the history
+#               tests start) (the default)
 #   --for dev   test, plus git and the debugger
 # --list prints the packages of the purpose and exits. Idempotent: it installs only what is
 # missing. Needs root (or sudo) when something is missing.
@@ -25,7 +27,7 @@ done
 run_packages=(
   build-essential cmake ninja-build pkg-config ca-certificates
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libeigen3-dev libboost-math-dev libsqlite3-dev
+  libeigen3-dev libboost-math-dev libsqlite3-dev libpqxx-dev
   patchelf debian-archive-keyring
 )
 test_packages=(
@@ -33,6 +35,7 @@ test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format clang-14 libclang-rt-14-dev
   python3 python3-matplotlib python3-aiohttp python3-jsonschema curl chromium help2man file
+  postgresql
 )
 dev_packages=("${test_packages[@]}" git gdb)
 

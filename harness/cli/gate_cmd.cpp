@@ -161,7 +161,10 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--baseline", o->baseline,
                   "Baseline run folder (separate sessions; needs --history)");
   cmd->add_option("--candidate", o->candidate, "Candidate run folder (with --baseline)");
-  cmd->add_option("--history", o->history, "History file (kvbench history add) to gate against");
+  cmd->add_option("--history", o->history,
+                  "History to gate against: a SQLite file or a postgresql:// URL (kvbench ingest)");
+  cmd->add_flag("--any-host", o->any_host,
+                "With --history: compare with sessions of every host class, not only the run's");
   add_server_options(cmd, o->server, "Folder the run folder is created in");
   cmd->add_option("--margin", o->margins, "METRIC=FRACTION, e.g. decode_tps=0.05 (repeatable)");
   cmd->add_option("--alpha", o->alpha, "One-sided level of each test (default: the scenario's)");

@@ -18,6 +18,7 @@ struct GateCliOptions {
   std::string baseline;
   std::string candidate;
   std::string history;
+  bool any_host = false;  // compare with every host class, not only the run's own
   ServerCliOptions server;
   std::vector<std::string> margins;
   double alpha = 0.0;  // 0: the scenario's

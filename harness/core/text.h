@@ -1,11 +1,15 @@
 #pragma once
 // Small text helpers shared by the parsers of tool and /proc output.
 
+#include <cstdint>
 #include <string_view>
 
 namespace kvbench {
 
 // `text` without leading and trailing spaces, tabs and carriage returns.
 std::string_view trim(std::string_view text);
+
+// The 64-bit FNV-1a hash of `text`: run.json's scenario_hash, a history's digest of a run's calls.
+std::uint64_t fnv1a64(std::string_view text);
 
 }  // namespace kvbench

@@ -1,6 +1,7 @@
 #include "harness/gate/run_inputs.h"
 
 #include "harness/core/error.h"
+#include "harness/gate/host.h"
 
 namespace kvbench::gate {
 
@@ -32,6 +33,10 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   for (const auto& [name, value] : run.labels) {
     in.session.run_labels += (in.session.run_labels.empty() ? "" : ", ") + name + "=" + value;
   }
+  in.session.host = host_fingerprint(run);
+  in.session.host_class = host_class(in.session.host);
+  in.session.calls_digest = calls_digest(in.loaded.calls);
+  in.session.calls = static_cast<std::int64_t>(in.loaded.calls.size());
   if (in.session.run_id.empty() || in.session.scenario_hash.empty()) {
     throw InputError((dir / "run.json").string() + ": no run_id or scenario_hash");
   }

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gate/history.h"
+#include "harness/gate/session_info.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 
@@ -21,7 +21,8 @@ struct RunInputs {
   SessionInfo session;
 };
 
-// Loads a run folder. Throws InputError when it is no kvbench run or its scenario is invalid.
+// Loads a run folder, its session facts and host fingerprint included. Throws InputError when it
+// is no kvbench run or its scenario is invalid.
 RunInputs load_run_inputs(const std::filesystem::path& dir);
 
 }  // namespace kvbench::gate

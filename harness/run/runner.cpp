@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/text.h"
 #include "harness/core/url.h"
 #include "harness/core/version.h"
 #include "harness/measure/machine.h"
@@ -67,14 +68,6 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
 namespace {
 
 constexpr int kMaxRestarts = 3;  // per block
-
-std::uint64_t fnv1a64(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  }
-  return h;
-}
 
 // What an interrupted run already holds.
 struct ResumeState {

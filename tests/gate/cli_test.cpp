@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/text.h"
 #include "simulated_run.h"
 
 namespace kvbench::gate {
@@ -45,14 +46,19 @@ class GateCli : public ::testing::Test {
       "name": "gate-demo", "server": {"kind": "llama-server", "model": "synthetic:small"},
       "factors": {"prompt_tokens": [256, 1024, 2048], "num_ctx": [4096], "cache_type": ["f16"]},
       "repeats": 5, "seed": 42})");
-    const nlohmann::json run_json = {{"run_id", name},
-                                     {"started", "2026-01-01T00:00:00Z"},
-                                     {"scenario_hash", "fnv1a64:demo"},
-                                     {"scenario", scenario},
-                                     {"status", "complete"},
-                                     {"kvbench", {{"git_revision", "abc"}}},
-                                     {"machine", {{"hostname", "h"}, {"cpu_model", "c"}}},
-                                     {"labels", {{"host", "ci-7"}, {"run", name}}}};
+    const nlohmann::json run_json = {
+        {"run_id", name},
+        {"started", "2026-01-01T00:00:00Z"},
+        {"scenario_hash", fmt::format("fnv1a64:{:016x}", fnv1a64(scenario.dump()))},
+        {"scenario", scenario},
+        {"status", "complete"},
+        {"kvbench", {{"git_revision", "abc"}}},
+        {"machine",
+         {{"hostname", "h"},
+          {"cpu_model", "c"},
+          {"logical_cores", 2},
+          {"total_memory_bytes", 1 << 30}}},
+        {"labels", {{"host", "ci-7"}, {"run", name}}}};
     std::ofstream(run / "run.json") << run_json.dump(2);
     std::ofstream calls(run / "calls.jsonl");
     for (auto r : sim::simulate_run(shape, seed)) {
@@ -156,8 +162,9 @@ TEST_F(GateCli, HistoryGatesANewSessionAgainstEarlierOnes) {
   EXPECT_EQ(std::count(out_.begin(), out_.end(), '\n'), 14);  // header, rule and 12 sessions
   EXPECT_EQ(kvbench("history show " + db + " --metric decode_tps --format tsv"), 0);
   EXPECT_EQ(std::count(out_.begin(), out_.end(), '\n'), 13);  // header and 12 sessions
-  EXPECT_EQ(out_.substr(0, out_.find('\n')),
-            "session\trun_id\trecorded_at\tmetric\tcondition\tvariant\tvalue\tx_ref\tn");
+  EXPECT_EQ(
+      out_.substr(0, out_.find('\n')),
+      "session\trun_id\trecorded_at\thost_class\tmetric\tcondition\tvariant\tvalue\tx_ref\tn");
   EXPECT_EQ(kvbench("history list " + db + " --format json"), 0);
   const auto sessions = nlohmann::json::parse(out_);
   ASSERT_EQ(sessions.size(), 12U);

@@ -21,11 +21,11 @@ for purpose in run test dev; do
 done
 [ -z "$(comm -23 "$tmp/run" "$tmp/test")" ] || fail "run set not in the test set: $(comm -23 "$tmp/run" "$tmp/test" | tr '\n' ' ')"
 [ -z "$(comm -23 "$tmp/test" "$tmp/dev")" ] || fail "test set not in the dev set"
-for p in libgtest-dev libbenchmark-dev chromium clang-14 python3-matplotlib; do
+for p in libgtest-dev libbenchmark-dev chromium clang-14 python3-matplotlib postgresql; do
   grep -qx "$p" "$tmp/run" && fail "the run set installs $p, which only the tests need"
   grep -qx "$p" "$tmp/test" || fail "the test set lacks $p"
 done
-for p in cmake libcurl4-openssl-dev libcli11-dev libsqlite3-dev patchelf; do
+for p in cmake libcurl4-openssl-dev libcli11-dev libsqlite3-dev libpqxx-dev patchelf; do
   grep -qx "$p" "$tmp/run" || fail "the run set lacks $p"
 done
 set +e
