@@ -6,7 +6,7 @@
 #   --for test  run, plus what the test suite uses (GoogleTest, Google Benchmark, cpp-httplib,
 #               clang-14 for the sanitizer and fuzz builds, clang-format, Python with matplotlib
 #               and aiohttp, curl, chromium for the lesson page, the PostgreSQL server the history
-#               tests start) (the default)
+#               tests start, yamllint and shellcheck for the recipes) (the default)
 #   --for dev   test, plus git and the debugger
 # --list prints the packages of the purpose and exits. Idempotent: it installs only what is
 # missing. Needs root (or sudo) when something is missing.
@@ -35,7 +35,7 @@ test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
   clang-format clang-14 libclang-rt-14-dev
   python3 python3-matplotlib python3-aiohttp python3-jsonschema curl chromium help2man file
-  postgresql
+  postgresql yamllint shellcheck
 )
 dev_packages=("${test_packages[@]}" git gdb)
 
