@@ -237,10 +237,9 @@ void setup_history_command(CLI::App& app, int& exit_code) {
                      {"git_revision", false},
                      {"label", false},
                      {"run_labels", false}});
-    for (const auto id : db->session_ids()) {
-      const auto s = db->session(id);
+    for (const auto& s : db->list()) {
       const auto& i = s.info;
-      t.add_row({std::to_string(id), i.recorded_at, i.run_id, i.scenario_name, i.scenario_hash,
+      t.add_row({std::to_string(s.id), i.recorded_at, i.run_id, i.scenario_name, i.scenario_hash,
                  i.host_class, i.host.hostname, i.host.server_version, std::to_string(i.calls),
                  i.git_revision, i.label, i.run_labels});
     }

@@ -47,7 +47,7 @@ nlohmann::json to_export_line(const Session& s) {
     calls.push_back(to_json(c));
   }
   return {{"schema", kExportSchema},
-          {"version", kExportVersion},
+          {"schema_version", kExportVersion},
           {"session",
            {{"run_id", i.run_id},
             {"recorded_at", i.recorded_at},
@@ -72,10 +72,10 @@ Session from_export_line(const nlohmann::json& line, const std::string& where) {
   if (line.value("schema", "") != kExportSchema) {
     throw InputError(fmt::format("{}: schema: expected \"{}\"", where, kExportSchema));
   }
-  const auto version = int_at(line, "version", where);
+  const auto version = int_at(line, "schema_version", where);
   if (version > kExportVersion || version < 1) {
-    throw InputError(fmt::format("{}: version: {} is not one this kvbench reads (1 to {})", where,
-                                 version, kExportVersion));
+    throw InputError(fmt::format("{}: schema_version: {} is not one this kvbench reads (1 to {})",
+                                 where, version, kExportVersion));
   }
   if (!line.contains("session") || !line["session"].is_object()) {
     throw InputError(fmt::format("{}: session: expected an object", where));

@@ -228,18 +228,21 @@ std::unique_ptr<History> History::open(const std::string& where, Access access) 
 
 History::History(std::unique_ptr<SqlConnection> db, Access access)
     : db_(std::move(db)), access_(access) {
+  const auto refuse_newer = [&](int stored) {
+    if (stored > kSchemaVersion) {
+      throw InputError(fmt::format(
+          "{}: the history has schema version {}, newer than this kvbench knows ({}): use a "
+          "newer kvbench",
+          where(), stored, kSchemaVersion));
+    }
+  };
   int stored = 0;
   try {
     stored = stored_version();
   } catch (const Error& e) {
     throw InputError(fmt::format("{} (is it a kvbench history?)", e.what()));
   }
-  if (stored > kSchemaVersion) {
-    throw InputError(fmt::format(
-        "{}: the history has schema version {}, newer than this kvbench knows ({}): use a newer "
-        "kvbench",
-        where(), stored, kSchemaVersion));
-  }
+  refuse_newer(stored);
   migrated_from_ = stored;
   if (access_ == Access::read) {
     if (stored != 0 && stored < kSchemaVersion) {
@@ -251,14 +254,26 @@ History::History(std::unique_ptr<SqlConnection> db, Access access)
     version_ = stored;
     return;
   }
-  if (stored == 0) {
-    in_transaction(*db_, [&] {
-      create_schema();
-      return 0;
-    });
-  } else if (stored < kSchemaVersion) {
-    migrate(stored);
+  if (stored == kSchemaVersion) {
+    version_ = stored;
+    return;
   }
+  // Creating or migrating: one writer at a time (hosts of a matrix may all start on a new
+  // database at once), the version read again under the lock.
+  in_transaction(*db_, [&] {
+    if (db_->dialect() == Dialect::postgresql) {
+      db_->query("SELECT pg_advisory_xact_lock(6151806)");
+    }
+    stored = stored_version();
+    refuse_newer(stored);
+    migrated_from_ = stored;
+    if (stored == 0) {
+      create_schema();
+    } else if (stored < kSchemaVersion) {
+      migrate(stored);
+    }
+    return 0;
+  });
   version_ = kSchemaVersion;
 }
 
@@ -286,42 +301,39 @@ void History::create_schema() {
 }
 
 void History::migrate(int from) {
-  // Versions 1 and 2 were only ever SQLite files.
-  in_transaction(*db_, [&] {
-    if (from < 2) {
-      db_->execute("ALTER TABLE sessions ADD COLUMN run_labels TEXT NOT NULL DEFAULT ''");
+  // Versions 1 and 2 were only ever SQLite files. In the caller's transaction.
+  if (from < 2) {
+    db_->execute("ALTER TABLE sessions ADD COLUMN run_labels TEXT NOT NULL DEFAULT ''");
+  }
+  for (const auto& [name, declaration] : kAddedSessionColumns) {
+    db_->execute(fmt::format("ALTER TABLE sessions ADD COLUMN {} {}", name, declaration));
+  }
+  db_->execute("ALTER TABLE session_values ADD COLUMN idx INTEGER NOT NULL DEFAULT 0");
+  db_->execute("UPDATE session_values SET idx = rowid");
+  create_schema();
+  // The host of a session stored before: from its run folder, where that is still there.
+  for (const auto& row : db_->query("SELECT id, run_dir FROM sessions ORDER BY id")) {
+    const std::filesystem::path dir = as_text(row[1]);
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / "run.json", ec)) {
+      continue;
     }
-    for (const auto& [name, declaration] : kAddedSessionColumns) {
-      db_->execute(fmt::format("ALTER TABLE sessions ADD COLUMN {} {}", name, declaration));
+    try {
+      const auto run = gate::load_run_inputs(dir);
+      const auto& h = run.session.host;
+      db_->query(
+          "UPDATE sessions SET host_class = $1, hostname = $2, cpu_model = $3, logical_cores = "
+          "$4, memory_bytes = $5, gpus = $6, os_name = $7, architecture = $8, server_kind = $9, "
+          "server_version = $10, server_binary = $11, kvbench_version = $12, fingerprint = $13 "
+          "WHERE id = $14",
+          {run.session.host_class, h.hostname, h.cpu_model, std::int64_t{h.logical_cores},
+           static_cast<std::int64_t>(h.memory_bytes), gpus_text(h), h.os_name, h.architecture,
+           h.server_kind, h.server_version, h.server_binary, h.kvbench_version,
+           nlohmann::json(h).dump(), as_int(row[0])});
+      ++recovered_;
+    } catch (const Error&) {  // a folder that no longer reads as a run keeps no fingerprint
     }
-    db_->execute("ALTER TABLE session_values ADD COLUMN idx INTEGER NOT NULL DEFAULT 0");
-    db_->execute("UPDATE session_values SET idx = rowid");
-    create_schema();
-    // The host of a session stored before: from its run folder, where that is still there.
-    for (const auto& row : db_->query("SELECT id, run_dir FROM sessions ORDER BY id")) {
-      const std::filesystem::path dir = as_text(row[1]);
-      std::error_code ec;
-      if (!std::filesystem::exists(dir / "run.json", ec)) {
-        continue;
-      }
-      try {
-        const auto run = gate::load_run_inputs(dir);
-        const auto& h = run.session.host;
-        db_->query(
-            "UPDATE sessions SET host_class = $1, hostname = $2, cpu_model = $3, logical_cores = "
-            "$4, memory_bytes = $5, gpus = $6, os_name = $7, architecture = $8, server_kind = $9, "
-            "server_version = $10, server_binary = $11, kvbench_version = $12, fingerprint = $13 "
-            "WHERE id = $14",
-            {run.session.host_class, h.hostname, h.cpu_model, std::int64_t{h.logical_cores},
-             static_cast<std::int64_t>(h.memory_bytes), gpus_text(h), h.os_name, h.architecture,
-             h.server_kind, h.server_version, h.server_binary, h.kvbench_version,
-             nlohmann::json(h).dump(), as_int(row[0])});
-        ++recovered_;
-      } catch (const Error&) {  // a folder that no longer reads as a run keeps no fingerprint
-      }
-    }
-    return 0;
-  });
+  }
 }
 
 AddResult History::add(const Session& s) {
@@ -435,6 +447,21 @@ std::vector<std::int64_t> History::session_ids() const {
   }
   for (const auto& r : db_->query("SELECT id FROM sessions ORDER BY recorded_at, id")) {
     out.push_back(as_int(r[0]));
+  }
+  return out;
+}
+
+std::vector<Session> History::list() const {
+  std::vector<Session> out;
+  if (version_ == 0) {
+    return out;
+  }
+  for (const auto& r : db_->query(fmt::format(
+           "SELECT {} FROM sessions s ORDER BY s.recorded_at, s.id", kSessionColumns))) {
+    Session s;
+    s.id = as_int(r[0]);
+    s.info = info_of(r);
+    out.push_back(std::move(s));
   }
   return out;
 }

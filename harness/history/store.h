@@ -88,6 +88,8 @@ class History {
   std::vector<HistoryRow> rows() const;
   // Every session's id, oldest first.
   std::vector<std::int64_t> session_ids() const;
+  // Every session's facts (no values or calls), oldest first; `id` set.
+  std::vector<Session> list() const;
   // One session with its values and calls.
   Session session(std::int64_t id) const;
   // The values of the last `limit` sessions (by recorded_at) of one scenario and host class,

@@ -80,6 +80,11 @@ TEST_P(HistoryStore, ASessionRoundTripsWithItsHostValuesAndCalls) {
   ASSERT_EQ(out.calls.size(), in.calls.size());
   EXPECT_EQ(gate::calls_digest(out.calls), in.info.calls_digest);
   EXPECT_EQ(db->rows().size(), in.values.size());
+  const auto listed = db->list();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].id, added.id);
+  EXPECT_EQ(listed[0].info.host_class, out.info.host_class);
+  EXPECT_TRUE(listed[0].calls.empty());
 }
 
 TEST_P(HistoryStore, TheCallsTableAnswersQueriesInSql) {
@@ -200,7 +205,7 @@ TEST(HistoryArchive, AChangedOrForeignLineIsRefusedNamingItsPlace) {
   foreign["schema"] = "kvbench.report";
   EXPECT_THROW(from_export_line(foreign, "x"), InputError);
   auto newer = line;
-  newer["version"] = 2;
+  newer["schema_version"] = 2;
   EXPECT_THROW(from_export_line(newer, "x"), InputError);
   std::istringstream text("{\"schema\": \"kvbench.history-session\"\n");
   EXPECT_THROW(read_export(text, "cut.jsonl"), InputError);

@@ -242,5 +242,35 @@ TEST_F(HistoryPostgres, KillingTheDatabaseMidImportLosesNothingCommittedAndLeave
   EXPECT_EQ(server_->psql("SELECT COUNT(*) FROM calls"), fmt::format("{}\n", 1501 * 17));
 }
 
+// Hosts of a matrix that all start on a new database at once: the first writers create the
+// tables one at a time, and every run is stored.
+TEST_F(HistoryPostgres, HostsIngestingIntoANewDatabaseAtOnceAllLand) {
+  const auto dir = fresh_dir("history-postgres-race");
+  const std::string recorded = std::string(KVBENCH_SOURCE_DIR) + "/tests/data/runs/quickstart";
+  for (int round = 0; round < 3; ++round) {
+    const std::string db = fmt::format("race{}", round);
+    server_->create_database(db);
+    std::vector<process::ChildProcess> hosts;
+    for (int i = 0; i < 4; ++i) {
+      const auto run =
+          copy_run(recorded, dir / fmt::format("r{}-{}", round, i),
+                   fmt::format("race-{}-{}", round, i), "2026-11-01T08:00:00Z", "", 1.0, 1.0);
+      process::SpawnSpec spec;
+      spec.argv = {KVBENCH_BINARY, "ingest", run.string(), "--history", server_->url(db)};
+      spec.log_path = dir / fmt::format("ingest-{}-{}.log", round, i);
+      hosts.push_back(process::ChildProcess::spawn(spec));
+    }
+    for (int i = 0; i < 4; ++i) {
+      const auto status = hosts[static_cast<std::size_t>(i)].wait_for(std::chrono::seconds(60));
+      std::stringstream log;
+      log << std::ifstream(dir / fmt::format("ingest-{}-{}.log", round, i)).rdbuf();
+      ASSERT_TRUE(status.has_value());
+      EXPECT_TRUE(status->success()) << log.str();
+    }
+    EXPECT_EQ(server_->psql("SELECT COUNT(*) FROM sessions", db), "4\n");
+    EXPECT_EQ(server_->psql("SELECT value FROM meta", db), "3\n");
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::itest

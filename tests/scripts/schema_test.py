@@ -3,7 +3,8 @@
 (2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
 validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
 `compare --format json`), the plan of every bundled scenario, `kv --format json` and
-`model info --format json`; and a record that breaks its schema is caught.
+`model info --format json`, and `history export` of the recorded runs; and a record that breaks
+its schema is caught.
 
 Usage: tests/scripts/schema_test.py KVBENCH SOURCE_DIR
 """
@@ -36,7 +37,7 @@ for path in sorted(glob.glob(os.path.join(source, "schemas", "*.schema.json"))):
     name = os.path.basename(path)[: -len(".schema.json")]
     check(schema.get("$id") == name, f"{path}: $id is not {name}")
     store[name] = schema
-check(len(store) >= 10, "schemas/ holds the schemas")
+check(len(store) >= 11, "schemas/ holds the schemas")
 
 
 def errors(name, doc):
@@ -81,6 +82,21 @@ with tempfile.TemporaryDirectory() as tmp:
     output("model", "synth", "--preset", "tiny", "-o", model)
     valid("kvbench.model.v1", json.loads(output("model", "info", model, "--format", "json")),
           "model info")
+
+# A history of the recorded runs, exported: each line a session, each of its calls a record.
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "history.sqlite")
+    output("ingest", *runs, "--history", db)
+    lines = output("history", "export", db).splitlines()
+    check(len(lines) == len(runs), f"history export: {len(lines)} lines for {len(runs)} runs")
+    for i, line in enumerate(lines):
+        session = json.loads(line)
+        valid("kvbench.history-session.v1", session, f"history export line {i + 1}")
+        for k, call in enumerate(session["calls"]):
+            valid("kvbench.call.v1", call, f"history export line {i + 1} call {k}")
+    broken = json.loads(lines[0])
+    del broken["session"]["run_id"]
+    check(errors("kvbench.history-session.v1", broken), "a session line without run_id fails")
 
 with open(os.path.join(source, "tests", "data", "lesson", "quick", "lesson-report.json")) as f:
     valid("kvbench.lesson.v1", json.load(f), "the recorded quick reproduction")
