@@ -1,6 +1,7 @@
 #include "harness/analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -215,6 +216,13 @@ ProbeDrift probe_drift(const Metric& m, const std::vector<const CallRecord*>& pr
   if (p.values.size() >= 3) {
     p.fit = stats::theil_sen(p.t_min, p.values);
     p.relative_drift = stats::relative_drift(*p.fit, p.t_min.front(), p.t_min.back());
+    const double level = p.fit->intercept + p.fit->slope * p.t_min.front();
+    const double span = p.t_min.back() - p.t_min.front();
+    if (level > 0.0 && std::isfinite(p.fit->slope_ci.lower) &&
+        std::isfinite(p.fit->slope_ci.upper)) {
+      p.relative_drift_ci = stats::Interval{p.fit->slope_ci.lower * span / level,
+                                            p.fit->slope_ci.upper * span / level};
+    }
   }
   return p;
 }
@@ -265,6 +273,10 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
     ProbeDrift p = probe_drift(m, probes, t0);
     stats::ValidityInputs in = shared;
     in.probe_drift = p.relative_drift;
+    if (p.relative_drift_ci) {
+      in.probe_drift_lower = p.relative_drift_ci->lower;
+      in.probe_drift_upper = p.relative_drift_ci->upper;
+    }
     a.models.push_back(fit_metric(m, timed, t0, in, reference));
     if (!p.values.empty()) {
       a.probes.push_back(std::move(p));
@@ -310,6 +322,9 @@ void to_json(json& j, const ProbeDrift& p) {
   }
   if (p.relative_drift) {
     j["relative_drift"] = *p.relative_drift;
+  }
+  if (p.relative_drift_ci) {
+    j["relative_drift_ci"] = {p.relative_drift_ci->lower, p.relative_drift_ci->upper};
   }
 }
 

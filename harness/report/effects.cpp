@@ -166,9 +166,11 @@ void write_probes(std::ostream& out, const Analysis& a) {
   }
   out << "\n### Drift probes\n\n";
   out << "A fixed reference call at the start of each block, every few calls and at the end. "
-         "Theil-Sen slope over elapsed minutes, beside the drift term of the model fit.\n\n";
-  out << "| metric | probes | Theil-Sen slope per minute [95% CI] | drift over the run | fitted "
-         "drift per minute |\n|---|---:|---|---:|---|\n";
+         "Theil-Sen slope over elapsed minutes, and the drift it gives over the run; beside it "
+         "the drift the headline model took out (g at the last call, minus 1). A drift past "
+         "10 % marks the run unstable only when its CI excludes 0.\n\n";
+  out << "| metric | probes | Theil-Sen slope per minute [95% CI] | drift over the run [95% CI] | "
+         "the headline model's drift [95% CI] |\n|---|---:|---|---:|---|\n";
   for (const auto& p : a.probes) {
     std::string slope = "-";
     std::string rel = "-";
@@ -178,12 +180,18 @@ void write_probes(std::ostream& out, const Analysis& a) {
     }
     if (p.relative_drift) {
       rel = fmt::format("{:+.1f}%", 100 * *p.relative_drift);
+      if (p.relative_drift_ci) {
+        rel += fmt::format(" [{:+.1f}, {:+.1f}]", 100 * p.relative_drift_ci->lower,
+                           100 * p.relative_drift_ci->upper);
+      }
     }
     std::string fitted = "-";
     for (const auto& m : a.models) {
-      if (m.metric == p.metric && m.fit) {
-        const auto& c = m.fit->linear.coefficient(stats::kTimeName);
-        fitted = fmt::format("{:+.4g} [{:+.4g}, {:+.4g}]", c.estimate, c.ci.lower, c.ci.upper);
+      if (m.metric == p.metric && m.slowdown) {
+        const auto& sd = *m.slowdown;
+        fitted = fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", 100 * (sd.slow_down_end - 1),
+                             100 * (sd.slow_down_end_ci.lower - 1),
+                             100 * (sd.slow_down_end_ci.upper - 1));
       }
     }
     out << fmt::format("| {} | {} | {} | {} | {} |\n", p.metric, p.values.size(), slope, rel,

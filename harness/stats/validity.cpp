@@ -72,10 +72,19 @@ void check_levels(const ValidityInputs& in, const ValidityLimits& limits,
                                            std::abs(*in.corr_x_t), limits.max_abs_corr_x_t)});
   }
   if (given(in.probe_drift) && std::abs(*in.probe_drift) > limits.max_abs_probe_drift) {
-    out.push_back(
-        {"probe_drift", fmt::format("probe drifted {:+.1f} % of its level over the run (limit "
-                                    "{:.1f} %)",
-                                    100.0 * *in.probe_drift, 100.0 * limits.max_abs_probe_drift)});
+    const bool ci = given(in.probe_drift_lower) && given(in.probe_drift_upper);
+    const bool established = !ci || *in.probe_drift_lower > 0.0 || *in.probe_drift_upper < 0.0;
+    if (established) {
+      const std::string interval =
+          ci ? fmt::format(" [{:+.1f}, {:+.1f}]", 100.0 * *in.probe_drift_lower,
+                           100.0 * *in.probe_drift_upper)
+             : std::string();
+      out.push_back(
+          {"probe_drift",
+           fmt::format("probe drifted {:+.1f} %{} of its level over the run (limit "
+                       "{:.1f} %)",
+                       100.0 * *in.probe_drift, interval, 100.0 * limits.max_abs_probe_drift)});
+    }
   }
   if (given(in.throttled_fraction) && *in.throttled_fraction > limits.max_throttled_fraction) {
     out.push_back({"throttling", fmt::format("throttle reasons active in {:.1f} % of calls > "
@@ -106,15 +115,19 @@ nlohmann::json or_null(const std::optional<T>& v) {
 }  // namespace
 
 void to_json(nlohmann::json& j, const ValidityInputs& in) {
-  j = {{"durbin_watson", or_null(in.durbin_watson)},
-       {"durbin_watson_t2", or_null(in.durbin_watson_t2)},
-       {"cv_resid", or_null(in.cv_resid)},
-       {"pure_error", or_null(in.pure_error)},
-       {"valid_calls", or_null(in.valid_calls)},
-       {"failed_calls", or_null(in.failed_calls)},
-       {"corr_x_t", or_null(in.corr_x_t)},
-       {"probe_drift", or_null(in.probe_drift)},
-       {"throttled_fraction", or_null(in.throttled_fraction)}};
+  j = {
+      {"durbin_watson", or_null(in.durbin_watson)},
+      {"durbin_watson_t2", or_null(in.durbin_watson_t2)},
+      {"cv_resid", or_null(in.cv_resid)},
+      {"pure_error", or_null(in.pure_error)},
+      {"valid_calls", or_null(in.valid_calls)},
+      {"failed_calls", or_null(in.failed_calls)},
+      {"corr_x_t", or_null(in.corr_x_t)},
+      {"probe_drift", or_null(in.probe_drift)},
+      {"probe_drift_ci", in.probe_drift_lower && in.probe_drift_upper
+                             ? nlohmann::json::array({*in.probe_drift_lower, *in.probe_drift_upper})
+                             : nlohmann::json(nullptr)},
+      {"throttled_fraction", or_null(in.throttled_fraction)}};
 }
 
 void to_json(nlohmann::json& j, const ValidityReason& reason) {

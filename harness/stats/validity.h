@@ -19,10 +19,15 @@ struct ValidityInputs {
   // Relative spread of calls repeated in one condition, drift taken out (the saturated model's
   // relative residual SD): noise, whatever the shape of the factors.
   std::optional<double> pure_error;
-  std::optional<std::size_t> valid_calls;    // per arm: pass the smallest arm
-  std::optional<std::size_t> failed_calls;   // failed or errored calls (with valid_calls)
-  std::optional<double> corr_x_t;            // correlation of the main factor with time
-  std::optional<double> probe_drift;         // signed probe drift over the run / probe level
+  std::optional<std::size_t> valid_calls;   // per arm: pass the smallest arm
+  std::optional<std::size_t> failed_calls;  // failed or errored calls (with valid_calls)
+  std::optional<double> corr_x_t;           // correlation of the main factor with time
+  std::optional<double> probe_drift;        // signed probe drift over the run / probe level
+  // The probe drift's 95 % CI (from the Theil-Sen slope's): a drift past the limit is a reason
+  // only when its CI excludes 0, so a few noisy probes are not a drift. Without it the point
+  // estimate alone is judged.
+  std::optional<double> probe_drift_lower;
+  std::optional<double> probe_drift_upper;
   std::optional<double> throttled_fraction;  // calls with an active throttle reason / calls
 };
 

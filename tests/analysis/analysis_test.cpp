@@ -81,6 +81,11 @@ TEST(Analysis, NoisyRunHasCisCoveringTheTruth) {
   EXPECT_EQ(p.values.size(), 6U);
   EXPECT_LT(p.fit->slope_ci.lower, -0.2);
   EXPECT_GT(p.fit->slope_ci.upper, -0.2);
+  // The drift over the run carries the slope's CI, which the validity rule reads.
+  ASSERT_TRUE(p.relative_drift && p.relative_drift_ci);
+  EXPECT_LT(p.relative_drift_ci->lower, *p.relative_drift);
+  EXPECT_GT(p.relative_drift_ci->upper, *p.relative_drift);
+  EXPECT_LT(p.relative_drift_ci->upper, 0.0) << "six probes establish the slowing";
 }
 
 bool has_rule(const std::vector<stats::ValidityReason>& reasons, const std::string& rule) {
