@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kvbench::report {
 
@@ -304,6 +305,42 @@ std::string baseline_variant(const results::RunManifest& run) {
   return run.scenario.value("gate", nlohmann::json::object()).value("baseline", "");
 }
 
+// Which metrics the validity rules object to, each with its first reason, and which they pass.
+void write_verdict(std::ostream& out, const Analysis& a) {
+  if (!a.unstable) {
+    out << "\nThe validity rules found nothing to object to.\n";
+    return;
+  }
+  out << "\n**The run is marked unstable** (see validity below): read the effects with care.\n\n";
+  std::vector<std::string> passed;
+  bool spread = false;
+  for (const auto& m : a.models) {
+    const auto& metric = std::find_if(analysis::metrics().begin(), analysis::metrics().end(),
+                                      [&](const auto& x) { return x.key == m.metric; });
+    const std::string label = metric != analysis::metrics().end() ? metric->label : m.metric;
+    if (m.validity.empty()) {
+      passed.push_back(label);
+      continue;
+    }
+    std::vector<std::string> reasons;
+    for (const auto& v : m.validity) {
+      reasons.push_back(v.message);
+      spread = spread || v.rule == "pure_error";
+    }
+    out << fmt::format("- {}: {}\n", label, fmt::join(reasons, "; "));
+  }
+  if (!passed.empty()) {
+    out << fmt::format("- {}: nothing to object to\n", fmt::join(passed, ", "));
+  }
+  if (spread) {
+    out << "\nCalls of one condition that vary by more than 5 % with the drift taken out are the "
+           "machine's noise: another process or tenant on the same cores, calls too short to time "
+           "(few prompt or decoded tokens), or a server on every core kvbench needs too. The CIs "
+           "above include it; a quieter machine, longer calls, `server.threads` below the core "
+           "count or more rounds (`precision`) narrow it.\n";
+  }
+}
+
 void write_effects_markdown(std::ostream& out, const Analysis& a) {
   out << "\n## Effects\n\n";
   if (a.models.empty()) {
@@ -324,9 +361,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
         "keeps it near 0).\n",
         *a.corr_prompt_time);
   }
-  out << (a.unstable ? "\n**The run is marked unstable** (see validity below): read the effects "
-                       "with care.\n"
-                     : "\nThe validity rules found nothing to object to.\n");
+  write_verdict(out, a);
   write_probes(out, a);
   write_diagnostics(out, a);
   write_descriptive(out, a);

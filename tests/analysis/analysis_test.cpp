@@ -203,6 +203,30 @@ TEST(Analysis, EffectsMarkdownStatesEffectWithCiAndDrift) {
   EXPECT_NE(md.find("### Diagnostics"), std::string::npos);
 }
 
+TEST(Analysis, AnUnstableRunSaysWhichMetricsAndWhy) {
+  std::ostringstream noisy;
+  const auto a = analyze(simulated_run(8.0, 6, false));
+  report::write_effects_markdown(noisy, a);
+  const std::string md = noisy.str();
+  EXPECT_NE(md.find("**The run is marked unstable**"), std::string::npos) << md;
+  EXPECT_NE(md.find("- decode rate: calls repeated in one condition spread by"), std::string::npos)
+      << md;
+  std::vector<std::string> passed;
+  for (const auto& m : a.models) {
+    if (m.validity.empty()) {
+      passed.push_back(m.metric);
+    }
+  }
+  // Whatever passed is named as passing, in one line.
+  EXPECT_EQ(md.find(": nothing to object to") != std::string::npos, !passed.empty()) << md;
+  EXPECT_NE(md.find("are the machine's noise"), std::string::npos) << md;
+  std::ostringstream quiet;
+  report::write_effects_markdown(quiet, analyze(simulated_run(0.0, 6, true)));
+  EXPECT_NE(quiet.str().find("The validity rules found nothing to object to."), std::string::npos)
+      << quiet.str();
+  EXPECT_EQ(quiet.str().find("machine's noise"), std::string::npos);
+}
+
 TEST(Analysis, JsonCarriesEveryModel) {
   const nlohmann::json j = analyze(simulated_run(0.3, 6, true));
   ASSERT_EQ(j["models"].size(), 4U);

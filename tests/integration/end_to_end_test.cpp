@@ -63,7 +63,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(run["model"]["shape"]["n_layer"], 4);
   EXPECT_TRUE(fs::exists(run_dir / "server-block0.log"));
   const auto calls = read_calls(run_dir);
-  ASSERT_EQ(calls.size(), 17U);  // 1 warm-up, 12 timed, 4 probes
+  ASSERT_EQ(calls.size(), 25U);  // 1 warm-up, 18 timed, 6 probes
   std::map<int, std::vector<double>> ttft;
   for (const auto& c : calls) {
     EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
@@ -76,8 +76,8 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
     EXPECT_LE(*c.server.cache_n, 1) << c.seq;
     EXPECT_EQ(*c.server.prompt_n + *c.server.cache_n, c.prompt_tokens) << c.seq;
     EXPECT_TRUE(c.flags.empty()) << c.seq;
-    EXPECT_EQ(c.client.tokens, 32);
-    EXPECT_EQ(c.client.token_ms.size(), 32U) << "one event per token from a synthetic model";
+    EXPECT_EQ(c.client.tokens, 128);
+    EXPECT_EQ(c.client.token_ms.size(), 128U) << "one event per token from a synthetic model";
     if (c.kind == kvbench::CallKind::timed) {
       ttft[c.prompt_tokens].push_back(*c.client.ttft_ms);
     }
@@ -98,22 +98,22 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(summary["conditions"], kept["conditions"]) << "the run's own summary.json is the same";
   ASSERT_EQ(summary["conditions"].size(), 3U);
   EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
-  EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 12);
-  EXPECT_EQ(summary["prompt_cache"]["predicted"], 12);
+  EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 18);
+  EXPECT_EQ(summary["prompt_cache"]["predicted"], 18);
   EXPECT_EQ(summary["run"]["run_id"], run["run_id"]);
   // The third proof: llama-server's count of processed prompt tokens over the block equals the
   // sum of the calls' prompt_n (the warm-up and the probes included).
   ASSERT_EQ(summary["server_counters"].size(), 1U);
   EXPECT_EQ(summary["server_counters"][0]["metric"], "llamacpp:prompt_tokens_total");
   EXPECT_EQ(summary["server_counters"][0]["agree"], true) << summary["server_counters"].dump();
-  EXPECT_GT(summary["server_counters"][0]["calls"].get<long long>(), 12 * 256);
+  EXPECT_GT(summary["server_counters"][0]["calls"].get<long long>(), 18 * 256);
 
   // Effects with CIs and the fitted drift, for every metric; the probes' own drift beside it.
   EXPECT_THAT(rep.out, HasSubstr("## Effects"));
   EXPECT_THAT(rep.out, HasSubstr("ms per 1,000 prompt tokens"));
   EXPECT_THAT(rep.out, HasSubstr("per minute"));
   const auto& analysis = summary["analysis"];
-  EXPECT_EQ(analysis["timed_ok"], 12);
+  EXPECT_EQ(analysis["timed_ok"], 18);
   ASSERT_EQ(analysis["models"].size(), 4U);
   for (const auto& m : analysis["models"]) {
     const auto& coefs = m["fit"]["linear"]["coefficients"];
@@ -125,7 +125,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_GT(analysis["models"][0]["fit"]["linear"]["coefficients"][1]["ci"]["lower"].get<double>(),
             0.0);
   ASSERT_EQ(analysis["probes"].size(), 4U);
-  EXPECT_EQ(analysis["probes"][0]["values"].size(), 4U);
+  EXPECT_EQ(analysis["probes"][0]["values"].size(), 6U);
   // The same files give the same numbers: the report is a pure function of the run folder.
   const auto again =
       run_kvbench({"report", run_dir.string(), "--json", (results / "summary2.json").string()});

@@ -79,7 +79,7 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
   EXPECT_TRUE(block["load_ms"].get<double>() > 0) << "the explicit load loaded the model";
   EXPECT_GE(block["calibration"]["probes"].size(), 2U);
   const auto calls = read_calls(run_dir);
-  ASSERT_EQ(calls.size(), 17U);  // 1 warm-up, 12 timed, 4 probes
+  ASSERT_EQ(calls.size(), 25U);  // 1 warm-up, 18 timed, 6 probes
   std::map<int, std::vector<double>> prompt_ms;
   for (const auto& c : calls) {
     ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
@@ -88,8 +88,8 @@ TEST(Ollama, QuickstartRunsOnTheFixtureByChangingKindAndModel) {
     ASSERT_TRUE(c.server.prompt_n) << c.seq;
     // The calibrated prompt lands within two tokens of its target.
     EXPECT_NEAR(*c.server.prompt_n, c.prompt_tokens, 2) << c.seq;
-    EXPECT_EQ(c.server.predicted_n, 32);
-    EXPECT_EQ(c.client.tokens, 32);
+    EXPECT_EQ(c.server.predicted_n, 128);
+    EXPECT_EQ(c.client.tokens, 128);
     EXPECT_TRUE(c.server.raw.contains("eval_duration"));
     EXPECT_FALSE(c.server.raw.contains("load_duration")) << "loaded before the first call";
     if (c.kind == kvbench::CallKind::timed) {
