@@ -168,8 +168,7 @@ void write_probes(std::ostream& out, const Analysis& a) {
   out << "\n### Drift probes\n\n";
   out << "A fixed reference call at the start of each block, every few calls and at the end. "
          "Theil-Sen slope over elapsed minutes, and the drift it gives over the run; beside it "
-         "the drift the headline model took out (g at the last call, minus 1). A drift past "
-         "10 % marks the run unstable only when its CI excludes 0.\n\n";
+         "the drift the headline model took out (g at the last call, minus 1).\n\n";
   out << "| metric | probes | Theil-Sen slope per minute [95% CI] | drift over the run [95% CI] | "
          "the headline model's drift [95% CI] |\n|---|---:|---|---:|---|\n";
   for (const auto& p : a.probes) {

@@ -72,19 +72,15 @@ void check_levels(const ValidityInputs& in, const ValidityLimits& limits,
                                            std::abs(*in.corr_x_t), limits.max_abs_corr_x_t)});
   }
   if (given(in.probe_drift) && std::abs(*in.probe_drift) > limits.max_abs_probe_drift) {
-    const bool ci = given(in.probe_drift_lower) && given(in.probe_drift_upper);
-    const bool established = !ci || *in.probe_drift_lower > 0.0 || *in.probe_drift_upper < 0.0;
-    if (established) {
-      const std::string interval =
-          ci ? fmt::format(" [{:+.1f}, {:+.1f}]", 100.0 * *in.probe_drift_lower,
-                           100.0 * *in.probe_drift_upper)
-             : std::string();
-      out.push_back(
-          {"probe_drift",
-           fmt::format("probe drifted {:+.1f} %{} of its level over the run (limit "
-                       "{:.1f} %)",
-                       100.0 * *in.probe_drift, interval, 100.0 * limits.max_abs_probe_drift)});
-    }
+    const std::string interval =
+        given(in.probe_drift_lower) && given(in.probe_drift_upper)
+            ? fmt::format(" [{:+.1f}, {:+.1f}]", 100.0 * *in.probe_drift_lower,
+                          100.0 * *in.probe_drift_upper)
+            : std::string();
+    out.push_back({"probe_drift", fmt::format("probe drifted {:+.1f} %{} of its level over the "
+                                              "run (limit {:.1f} %)",
+                                              100.0 * *in.probe_drift, interval,
+                                              100.0 * limits.max_abs_probe_drift)});
   }
   if (given(in.throttled_fraction) && *in.throttled_fraction > limits.max_throttled_fraction) {
     out.push_back({"throttling", fmt::format("throttle reasons active in {:.1f} % of calls > "

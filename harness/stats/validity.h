@@ -23,9 +23,8 @@ struct ValidityInputs {
   std::optional<std::size_t> failed_calls;  // failed or errored calls (with valid_calls)
   std::optional<double> corr_x_t;           // correlation of the main factor with time
   std::optional<double> probe_drift;        // signed probe drift over the run / probe level
-  // The probe drift's 95 % CI (from the Theil-Sen slope's): a drift past the limit is a reason
-  // only when its CI excludes 0, so a few noisy probes are not a drift. Without it the point
-  // estimate alone is judged.
+  // The probe drift's 95 % CI (from the Theil-Sen slope's), shown in the reason. The rule judges
+  // the point estimate: a step in the last probes is a drift, yet few probes' Kendall CI spans 0.
   std::optional<double> probe_drift_lower;
   std::optional<double> probe_drift_upper;
   std::optional<double> throttled_fraction;  // calls with an active throttle reason / calls
