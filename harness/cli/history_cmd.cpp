@@ -266,12 +266,13 @@ void setup_history_command(CLI::App& app, int& exit_code) {
                      {"x_ref", true},
                      {"n", true}});
     for (const auto& r : db->rows()) {
-      if (!o->metric.empty() && r.metric != o->metric) {
+      const auto& v = r.value;
+      if (!o->metric.empty() && v.metric != o->metric) {
         continue;
       }
       t.add_row({std::to_string(r.session_id), r.info.run_id, r.info.recorded_at, r.info.host_class,
-                 r.metric, r.condition, r.variant, fmt::format("{:.6g}", r.value),
-                 fmt::format("{}", r.ref_prompt_tokens), std::to_string(r.n)});
+                 v.metric, v.condition, v.variant, fmt::format("{:.6g}", v.value),
+                 fmt::format("{}", v.ref_prompt_tokens), std::to_string(v.n)});
     }
     write_outputs(targets,
                   [&](std::ostream& out, const std::string& format) { t.write(out, format); });

@@ -19,21 +19,17 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   }
   // With variants, each block repeat is one counterbalanced set (ABBA...); extend_run raises it.
   in.sets = in.scenario.variants.empty() ? 1 : in.scenario.block_repeats;
-  const auto text = [&](const nlohmann::json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
-                                                                  : std::string{};
-  };
   in.session.run_id = run.run_id;
   in.session.recorded_at = run.started;
   in.session.scenario_name = in.scenario.name;
   in.session.scenario_hash = run.scenario_hash;
   in.session.git_revision = run.kvbench.git_revision;
-  in.session.machine = text(run.machine, "hostname") + " / " + text(run.machine, "cpu_model");
+  in.session.host = host_fingerprint(run);
+  in.session.machine = in.session.host.hostname + " / " + in.session.host.cpu_model;
   in.session.run_dir = std::filesystem::absolute(dir).lexically_normal().string();
   for (const auto& [name, value] : run.labels) {
     in.session.run_labels += (in.session.run_labels.empty() ? "" : ", ") + name + "=" + value;
   }
-  in.session.host = host_fingerprint(run);
   in.session.host_class = host_class(in.session.host);
   in.session.calls_digest = calls_digest(in.loaded.calls);
   in.session.calls = static_cast<std::int64_t>(in.loaded.calls.size());

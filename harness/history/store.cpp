@@ -413,6 +413,22 @@ AddResult History::add(const Session& s) {
   });
 }
 
+namespace {
+
+// A session_values row's columns from `c` on: metric, condition, variant, value,
+// ref_prompt_tokens, ref_num_ctx, n.
+StoredValue value_at(const SqlRow& r, std::size_t c) {
+  return {as_text(r[c]),
+          as_text(r[c + 1]),
+          as_text(r[c + 2]),
+          as_real(r[c + 3]),
+          static_cast<int>(as_int(r[c + 4])),
+          static_cast<int>(as_int(r[c + 5])),
+          as_int(r[c + 6])};
+}
+
+}  // namespace
+
 std::vector<HistoryRow> History::rows() const {
   if (version_ == 0) {
     return {};
@@ -424,18 +440,7 @@ std::vector<HistoryRow> History::rows() const {
                                               "v.session_id = s.id ORDER BY s.recorded_at, s.id, "
                                               "v.idx",
                                               kSessionColumns))) {
-    HistoryRow row;
-    row.session_id = as_int(r[0]);
-    row.info = info_of(r);
-    const int c = kSessionColumnCount;
-    row.metric = as_text(r[c]);
-    row.condition = as_text(r[c + 1]);
-    row.variant = as_text(r[c + 2]);
-    row.value = as_real(r[c + 3]);
-    row.ref_prompt_tokens = static_cast<int>(as_int(r[c + 4]));
-    row.ref_num_ctx = static_cast<int>(as_int(r[c + 5]));
-    row.n = as_int(r[c + 6]);
-    out.push_back(std::move(row));
+    out.push_back({as_int(r[0]), info_of(r), value_at(r, kSessionColumnCount)});
   }
   return out;
 }
@@ -479,9 +484,7 @@ Session History::session(std::int64_t id) const {
                                   "ref_num_ctx, n FROM session_values WHERE session_id = $1 "
                                   "ORDER BY idx",
                                   {id})) {
-    s.values.push_back({as_text(r[0]), as_text(r[1]), as_text(r[2]), as_real(r[3]),
-                        static_cast<int>(as_int(r[4])), static_cast<int>(as_int(r[5])),
-                        as_int(r[6])});
+    s.values.push_back(value_at(r, 0));
   }
   for (const auto& r :
        db_->query("SELECT record FROM calls WHERE session_id = $1 ORDER BY seq", {id})) {

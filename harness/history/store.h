@@ -36,13 +36,7 @@ struct StoredValue {
 struct HistoryRow {
   std::int64_t session_id = 0;
   gate::SessionInfo info;
-  std::string metric;
-  std::string condition;
-  std::string variant;
-  double value = 0.0;
-  int ref_prompt_tokens = 0;
-  int ref_num_ctx = 0;
-  std::int64_t n = 0;
+  StoredValue value;
 };
 
 // One session as stored, exported and imported.

@@ -72,8 +72,8 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   const auto db = History::open(path_, Access::read);
   const auto rows = db->rows();
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].metric, "decode_tps");  // the values keep their order
-  EXPECT_EQ(rows[1].metric, "ttft_ms");
+  EXPECT_EQ(rows[0].value.metric, "decode_tps");  // the values keep their order
+  EXPECT_EQ(rows[1].value.metric, "ttft_ms");
   EXPECT_EQ(rows[0].info.run_labels, "");
   EXPECT_EQ(rows[0].info.host_class, "Intel(R) Xeon(R) Processor, 2 cores, 24 GiB, no GPU, x86_64");
   EXPECT_EQ(rows[0].info.calls_digest, "");
