@@ -208,6 +208,7 @@ nlohmann::json to_json(const CallRecord& r) {
   put(j, "stream", r.stream);
   put(j, "in_flight", r.in_flight);
   put(j, "queue_ms", r.queue_ms);
+  put(j, "cpu_mhz", r.cpu_mhz);
   if (r.pair_id) {
     nlohmann::json pair = {{"id", *r.pair_id},
                            {"role", r.pair_role},
@@ -258,6 +259,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.stream = get<int>(j, "stream");
   r.in_flight = get<int>(j, "in_flight");
   r.queue_ms = get<double>(j, "queue_ms");
+  r.cpu_mhz = get<double>(j, "cpu_mhz");
   if (j.contains("pair") && j["pair"].is_object()) {
     const auto& p = j["pair"];
     r.pair_id = get<int>(p, "id");

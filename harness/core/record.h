@@ -123,7 +123,10 @@ struct CallRecord {
   std::string nonce;    // the unique first line; empty when disabled
   std::optional<int> prompt_tokens_counted;  // counted with the server's tokenizer before sending
   double t_start_s = 0;                      // seconds since the run's first call started
-  std::string wall_start;                    // UTC
+  // The mean CPU clock (cpufreq's scaling_cur_freq) read just before the call was sent, in MHz;
+  // absent where the machine does not report it (most virtual machines).
+  std::optional<double> cpu_mhz;
+  std::string wall_start;  // UTC
   Outcome outcome = Outcome::ok;
   std::optional<long> http_status;
   std::string error;

@@ -3,11 +3,11 @@
 namespace kvbench {
 
 std::string_view trim(std::string_view text) {
-  const std::size_t begin = text.find_first_not_of(" \t\r");
+  const std::size_t begin = text.find_first_not_of(" \t\r\n");
   if (begin == std::string_view::npos) {
     return {};
   }
-  const std::size_t end = text.find_last_not_of(" \t\r");
+  const std::size_t end = text.find_last_not_of(" \t\r\n");
   return text.substr(begin, end - begin + 1);
 }
 

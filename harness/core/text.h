@@ -6,7 +6,8 @@
 
 namespace kvbench {
 
-// `text` without leading and trailing spaces, tabs and carriage returns.
+// `text` without leading and trailing spaces, tabs, carriage returns and newlines (a file in
+// /sys or /proc ends with one).
 std::string_view trim(std::string_view text);
 
 // The 64-bit FNV-1a hash of `text`: run.json's scenario_hash, a history's digest of a run's calls.

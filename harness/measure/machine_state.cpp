@@ -34,25 +34,6 @@ std::optional<double> number(std::string_view s) {
   return v;
 }
 
-// Mean of one cpufreq file (kHz) over cpu0..cpuN, in MHz.
-std::optional<double> mean_mhz(const char* file) {
-  double sum = 0;
-  int n = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/cpu", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with("cpu") || name.size() < 4 ||
-        name.find_first_not_of("0123456789", 3) != std::string::npos) {
-      continue;
-    }
-    if (const auto khz = number(read_text(entry.path() / "cpufreq" / file))) {
-      sum += *khz / 1000.0;
-      ++n;
-    }
-  }
-  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
-}
-
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> out;
   while (true) {
@@ -115,12 +96,34 @@ std::vector<GpuClock> parse_gpu_clocks(std::string_view csv) {
   return out;
 }
 
+std::optional<double> mean_cpufreq_mhz(const std::filesystem::path& cpu_root, const char* file) {
+  double sum = 0;
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(cpu_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("cpu") || name.size() < 4 ||
+        name.find_first_not_of("0123456789", 3) != std::string::npos) {
+      continue;
+    }
+    if (const auto khz = number(read_text(entry.path() / "cpufreq" / file))) {
+      sum += *khz / 1000.0;
+      ++n;
+    }
+  }
+  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+}
+
+std::optional<double> read_cpu_clock_mhz() {
+  return mean_cpufreq_mhz("/sys/devices/system/cpu", "scaling_cur_freq");
+}
+
 MachineState read_machine_state() {
   MachineState s;
   s.governor =
       std::string(trim(read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")));
-  s.cpu_mhz = mean_mhz("scaling_cur_freq");
-  s.cpu_max_mhz = mean_mhz("cpuinfo_max_freq");
+  s.cpu_mhz = read_cpu_clock_mhz();
+  s.cpu_max_mhz = mean_cpufreq_mhz("/sys/devices/system/cpu", "cpuinfo_max_freq");
   s.load_average = parse_loadavg(read_text("/proc/loadavg"));
   s.cpu_times = parse_cpu_times(read_text("/proc/stat"));
   for (const char* smi : {"/usr/bin/nvidia-smi", "/usr/local/bin/nvidia-smi"}) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,12 @@ std::vector<GpuClock> parse_gpu_clocks(std::string_view csv);
 
 // Reads this machine now. Never throws; what is unreadable stays empty.
 MachineState read_machine_state();
+
+// The mean of one cpufreq file (in kHz) over the cpuN folders under `cpu_root`, in MHz; empty when
+// no CPU has it. read_cpu_clock_mhz() reads scaling_cur_freq under /sys/devices/system/cpu: a few
+// small files, cheap enough to read before every call.
+std::optional<double> mean_cpufreq_mhz(const std::filesystem::path& cpu_root, const char* file);
+std::optional<double> read_cpu_clock_mhz();
 
 // What a block's run.json entry records: both samples, the steal and busy shares between them,
 // and warnings (a powersave governor; a 1-minute load at the start above the usable cores).

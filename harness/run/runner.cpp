@@ -248,6 +248,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   // A slot's reuse is the longest common prefix with what it read last, less the one token a
   // server always re-reads, in the server's cache rule (see predicted_reuse).
   p.record.expected_cache_n = predicted_reuse(p, be.capabilities().token_ids, &slot_ids_);
+  p.record.cpu_mhz = ctx_.cpu_clock ? ctx_.cpu_clock() : std::nullopt;
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   slot_ids_ = p.ids;
@@ -279,6 +280,7 @@ CallRecord Runner::run_turn(backend::Backend& be, const plan::PlannedCall& call,
     return p.record;
   }
   p.record.wall_start = utc_now_rfc3339();
+  p.record.cpu_mhz = ctx_.cpu_clock ? ctx_.cpu_clock() : std::nullopt;
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   turns_.answered(p, res);

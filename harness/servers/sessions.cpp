@@ -59,6 +59,7 @@ LocalRun::LocalRun()
            [this] { return std::make_unique<http::MultiTransport>(clock_); },
            make_session,
            measure::read_machine_state,
+           measure::read_cpu_clock_mhz,
            {}} {}
 
 run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options) {

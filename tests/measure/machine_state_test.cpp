@@ -1,5 +1,11 @@
 #include "harness/measure/machine_state.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace kvbench::measure {
@@ -46,6 +52,25 @@ TEST(MachineState, BlockStateGivesStealAndWarnings) {
   quiet.load_average = std::array<double, 3>{0.2, 0.1, 0.1};
   EXPECT_TRUE(block_machine_state(quiet, quiet, 2)["warnings"].empty());
   EXPECT_FALSE(block_machine_state(quiet, quiet, 2).contains("steal_share"));
+}
+
+TEST(MachineState, CpufreqClockIsTheMeanOverTheCpusThatReportOne) {
+  const auto root =
+      std::filesystem::temp_directory_path() / ("kvbench-cpufreq-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const auto put = [&](const std::string& cpu, const std::string& khz) {
+    std::filesystem::create_directories(root / cpu / "cpufreq");
+    std::ofstream(root / cpu / "cpufreq" / "scaling_cur_freq") << khz;
+  };
+  EXPECT_FALSE(mean_cpufreq_mhz(root, "scaling_cur_freq")) << "no folder: nothing";
+  put("cpu0", "2400000\n");
+  put("cpu1", "3600000\n");
+  put("cpu2", "garbage\n");                            // unreadable: left out
+  std::filesystem::create_directories(root / "cpu3");  // no cpufreq: left out
+  put("cpufreq", "1000000\n");                         // not a cpuN folder
+  EXPECT_DOUBLE_EQ(*mean_cpufreq_mhz(root, "scaling_cur_freq"), 3000.0);
+  EXPECT_FALSE(mean_cpufreq_mhz(root, "cpuinfo_max_freq"));
+  std::filesystem::remove_all(root);
 }
 
 TEST(MachineState, ReadingThisMachineNeverThrows) {

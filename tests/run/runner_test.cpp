@@ -71,6 +71,7 @@ class Bench {
         return std::make_unique<FakeSession>(script, clock);
       },
       {},                       // no machine state unless a test scripts one
+      {},                       // nor a CPU clock
       [this](double seconds) {  // think time passes on the fake clock
         clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(seconds)));
@@ -136,6 +137,26 @@ TEST(Runner, RecordsTheMachineStateAroundEachBlock) {
   ASSERT_EQ(block["machine_state"]["warnings"].size(), 1U);
   EXPECT_NE(block["machine_state"]["warnings"][0].get<std::string>().find("powersave"),
             std::string::npos);
+}
+
+TEST(Runner, RecordsTheCpuClockReadJustBeforeEachCall) {
+  Bench b;
+  double mhz = 3000;
+  b.ctx.cpu_clock = [&]() -> std::optional<double> { return mhz -= 100; };
+  const auto records = records_of(b.run(kSequential));
+  ASSERT_FALSE(records.empty());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    ASSERT_TRUE(records[i].cpu_mhz) << i;
+    EXPECT_DOUBLE_EQ(*records[i].cpu_mhz, 2900.0 - 100.0 * static_cast<double>(i)) << i;
+  }
+  const nlohmann::json j = to_json(records.front());
+  EXPECT_DOUBLE_EQ(j["cpu_mhz"].get<double>(), 2900.0);
+  EXPECT_EQ(record_from_json(j).cpu_mhz, 2900.0) << "read back";
+  Bench unread;  // a machine without cpufreq: the field is absent
+  unread.ctx.cpu_clock = [] { return std::optional<double>(); };
+  const auto plain = records_of(unread.run(kSequential));
+  EXPECT_FALSE(plain.front().cpu_mhz);
+  EXPECT_FALSE(to_json(plain.front()).contains("cpu_mhz"));
 }
 
 // TTFT 40 ms + 1 ms per prompt token, give or take up to 5 % (a fixed pattern over the calls).
