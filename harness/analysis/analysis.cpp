@@ -90,6 +90,7 @@ std::size_t distinct(const std::vector<const CallRecord*>& rs, F&& key) {
 struct Design {
   stats::ModelSpec spec;
   std::vector<stats::ModelRow> rows;
+  std::vector<double> clock_mhz;  // one per row where every call read the CPU clock; else empty
 };
 
 Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
@@ -111,6 +112,7 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   if (vary_kv) {
     d.spec.categorical.push_back({"cache_type", "f16"});
   }
+  std::vector<std::optional<double>> clock;
   for (const auto* r : timed) {
     const auto v = m.value(*r);
     if (!v) {
@@ -132,6 +134,12 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
     row.elapsed_min = elapsed_minutes(*r, t0);
     row.value = *v;
     d.rows.push_back(std::move(row));
+    clock.push_back(r->cpu_mhz);
+  }
+  if (std::all_of(clock.begin(), clock.end(), [](const auto& c) { return c.has_value(); })) {
+    for (const auto& c : clock) {
+      d.clock_mhz.push_back(*c);
+    }
   }
   return d;
 }
@@ -189,7 +197,7 @@ MetricModel fit_metric(const Metric& m, const std::vector<const CallRecord*>& ti
     out.error = e.what();
   }
   try {
-    out.slowdown = fit_slowdown(m.key, d.spec, d.rows);
+    out.slowdown = fit_slowdown(m.key, d.spec, d.rows, d.clock_mhz);
     stats::ValidityInputs in = shared;
     in.durbin_watson = out.slowdown->durbin_watson;
     in.durbin_watson_t2 = out.slowdown->durbin_watson_smoother;

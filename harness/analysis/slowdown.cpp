@@ -17,6 +17,8 @@ namespace {
 
 constexpr const char* kPrompt = "prompt_ktokens";
 constexpr const char* kPromptSquared = "prompt_ktokens^2";
+constexpr const char* kLogClock = "log_cpu_clock";
+constexpr double kClockBicMargin = 2.0;  // "positive" evidence on Kass and Raftery's scale
 constexpr int kMaxTimeDegree = 3;
 constexpr double kQuadraticAlpha = 0.05;  // an L² term for decode rates earns its place below
 
@@ -158,6 +160,54 @@ void judge_noise(SlowdownModel& m, std::span<const stats::ModelRow> rows, const 
   m.lack_of_fit = stats::nested_f_test(m.fit, *m.saturated);
 }
 
+void fit_clock(SlowdownModel& m, const Shape& shape, const Eigen::VectorXd& t,
+               const Eigen::VectorXd& y, std::span<const double> clock_mhz,
+               const std::vector<stats::DummyCoding>& dummies, double lmin, double lmax) {
+  const auto n = static_cast<std::size_t>(y.size());
+  if (clock_mhz.size() != n) {
+    throw Error(fmt::format("fit_clock: {} clock readings for {} calls", clock_mhz.size(), n));
+  }
+  const auto [lo, hi] = std::minmax_element(clock_mhz.begin(), clock_mhz.end());
+  if (!(*lo > 0.0) || !std::isfinite(*hi)) {
+    m.clock_note = "a CPU clock reading was not a positive number: no clock covariate";
+    return;
+  }
+  if (*hi / *lo < 1.01) {
+    m.clock_note = fmt::format(
+        "the CPU clock stayed within 1 % ({:.0f}-{:.0f} MHz): nothing to take out with it", *lo,
+        *hi);
+    return;
+  }
+  Eigen::Index first = 0;
+  t.minCoeff(&first);
+  const double reference = clock_mhz[static_cast<std::size_t>(first)];
+  const int degree = static_cast<int>(m.fit.time_names.size());
+  Eigen::MatrixXd basis(y.size(), degree + 1);
+  basis.leftCols(degree) = stats::time_basis(t, degree);
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    basis(i, degree) = std::log(clock_mhz[static_cast<std::size_t>(i)] / reference);
+  }
+  auto names = stats::time_basis_names(degree);
+  names.emplace_back(kLogClock);
+  try {
+    ClockCovariate c;
+    c.fit = stats::fit_drift(shape.x, shape.names, basis, names, y);
+    c.elasticity = c.fit.fit.coefficient(kLogClock);
+    SlowdownModel read;
+    read.fit = c.fit;
+    read.quadratic = m.quadratic;
+    add_effects(read, dummies, lmin, lmax);
+    c.effects = std::move(read.effects);
+    c.clock_min_mhz = *lo;
+    c.clock_max_mhz = *hi;
+    c.bic_time_only = m.fit.bic;
+    c.preferred = c.fit.bic <= m.fit.bic - kClockBicMargin;
+    m.clock = std::move(c);
+  } catch (const Error& e) {
+    m.clock_note = fmt::format("no clock covariate: {}", e.what());
+  }
+}
+
 }  // namespace
 
 bool is_prefill_metric(const std::string& metric) {
@@ -165,7 +215,8 @@ bool is_prefill_metric(const std::string& metric) {
 }
 
 SlowdownModel fit_slowdown(const std::string& metric, const stats::ModelSpec& spec,
-                           std::span<const stats::ModelRow> rows) {
+                           std::span<const stats::ModelRow> rows,
+                           std::span<const double> clock_mhz) {
   stats::ModelSpec shape_spec = spec;
   shape_spec.time_term = false;
   shape_spec.time_squared = false;
@@ -222,6 +273,10 @@ SlowdownModel fit_slowdown(const std::string& metric, const stats::ModelSpec& sp
   m.slow_down_end = m.fit.slow_down(m.t_end_min);
   m.slow_down_end_ci = m.fit.slow_down_ci(m.t_end_min);
   judge_noise(m, rows, t, y);
+  if (!clock_mhz.empty()) {
+    const Shape shape = m.quadratic ? with_square(linear, prompt_column, numeric_end) : linear;
+    fit_clock(m, shape, t, y, clock_mhz, design.dummies, lmin, lmax);
+  }
   return m;
 }
 
@@ -288,6 +343,31 @@ void to_json(json& j, const SlowdownModel& m) {
   }
   if (!m.note.empty()) {
     j["note"] = m.note;
+  }
+  if (m.clock) {
+    const auto& c = *m.clock;
+    json effects_c = json::array();
+    for (const auto& e : c.effects) {
+      effects_c.push_back({{"term", e.term},
+                           {"what", e.what},
+                           {"estimate", e.estimate},
+                           {"se", e.se},
+                           {"ci", interval(e.ci)}});
+    }
+    j["clock_covariate"] = {{"model",
+                             "log g = polynomial in minutes + c * log(clock / clock at "
+                             "the first call)"},
+                            {"elasticity", c.elasticity.estimate},
+                            {"elasticity_ci", interval(c.elasticity.ci)},
+                            {"clock_mhz", json::array({c.clock_min_mhz, c.clock_max_mhz})},
+                            {"bic", c.fit.bic},
+                            {"bic_time_only", c.bic_time_only},
+                            {"preferred", c.preferred},
+                            {"effects", effects_c},
+                            {"fit", c.fit}};
+  }
+  if (!m.clock_note.empty()) {
+    j["clock_note"] = m.clock_note;
   }
 }
 

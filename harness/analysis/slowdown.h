@@ -40,6 +40,20 @@ struct PrefillShape {
   std::optional<double> crossover_tokens;  // where the L² term equals the linear one (b / c)
 };
 
+// The CPU clock read before each call as a covariate beside time: log g gains a term
+// c·log(clock / clock at the first call), so c is the metric's elasticity to the clock (-1: a
+// time inversely proportional to it; +1 for a rate). The shape and the degree of the time term
+// stay the headline's; the effects are read at the first call's speed and clock.
+struct ClockCovariate {
+  stats::DriftFit fit;
+  stats::Coefficient elasticity;
+  std::vector<HeadlineEffect> effects;
+  double clock_min_mhz = 0.0;
+  double clock_max_mhz = 0.0;
+  double bic_time_only = 0.0;  // the headline fit's
+  bool preferred = false;      // its BIC is lower than time alone's by 2 or more
+};
+
 struct SlowdownModel {
   std::string metric;
   stats::DriftFit fit;
@@ -58,15 +72,20 @@ struct SlowdownModel {
   std::optional<double> durbin_watson_smoother;  // the same with one more degree of log g
   std::optional<stats::FTest> lack_of_fit;       // the shape against the saturated model
   std::string note;                              // e.g. why there is no pure error
+  std::optional<ClockCovariate> clock;           // where every call has its CPU clock
+  std::string clock_note;                        // why a recorded clock gave no covariate
 };
 
 // Whether a metric is a prefill time (its shape gets the L² term at 3+ prompt lengths).
 bool is_prefill_metric(const std::string& metric);
 
 // Fits the metric's headline model over `rows` (the design of stats/model.h; its time_term and
-// time_squared are ignored). Throws kvbench::Error when the model cannot be fitted.
+// time_squared are ignored). `clock_mhz` (empty, or one per row) is the CPU clock of each call,
+// offered as a covariate beside time when it moved by more than 1 %. Throws kvbench::Error when
+// the model cannot be fitted.
 SlowdownModel fit_slowdown(const std::string& metric, const stats::ModelSpec& spec,
-                           std::span<const stats::ModelRow> rows);
+                           std::span<const stats::ModelRow> rows,
+                           std::span<const double> clock_mhz = {});
 
 void to_json(nlohmann::json& j, const SlowdownModel& m);
 

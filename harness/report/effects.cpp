@@ -280,6 +280,24 @@ void write_headline_line(std::ostream& out, const MetricModel& m) {
                      "noise)"
                    : "");
   }
+  if (s.clock) {
+    const auto& c = *s.clock;
+    std::string effects;
+    for (const auto& e : c.effects) {
+      effects += fmt::format("{}{} {} {}", effects.empty() ? "" : "; ",
+                             ci_text(e.estimate, e.ci, pr), metric.unit, e.what);
+    }
+    out << fmt::format(
+        "  - the CPU clock ({:.0f}-{:.0f} MHz) as a covariate beside time: elasticity {:+.2f} "
+        "[{:+.2f}, {:+.2f}] (1 % more clock, that many % on the metric); BIC {:.1f} against "
+        "{:.1f} for time alone ({}); with it: {}.\n",
+        c.clock_min_mhz, c.clock_max_mhz, c.elasticity.estimate, c.elasticity.ci.lower,
+        c.elasticity.ci.upper, c.fit.bic, c.bic_time_only,
+        c.preferred ? "lower by 2 or more: the clock explains more" : "time alone does as well",
+        effects);
+  } else if (!s.clock_note.empty()) {
+    out << "  - " << s.clock_note << ".\n";
+  }
 }
 
 void write_headline(std::ostream& out, const Analysis& a) {

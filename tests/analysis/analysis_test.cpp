@@ -176,6 +176,65 @@ TEST(Analysis, SmoothSlowDownLeavesTheHeadlineEffectsWithinTheirCi) {
   EXPECT_FALSE(slowed.unstable);
 }
 
+TEST(Analysis, TheCpuClockIsOfferedAsACovariateBesideTime) {
+  // Every call runs at a clock drawn afresh (2.2-3.0 GHz, the first at 3.0): its time is
+  // proportional to 1 / clock, its decode rate to the clock. No smooth g(t) follows that.
+  auto calls = slowing_run(6, [](double) { return 1.0; });
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> mhz(2200, 3000);
+  for (auto& r : calls) {
+    r.cpu_mhz = r.seq == 0 ? 3000.0 : mhz(rng);
+    const double slower = 3000.0 / *r.cpu_mhz;
+    r.client.ttft_ms = *r.client.ttft_ms * slower;
+    r.server.prompt_ms = *r.server.prompt_ms * slower;
+    r.client.decode_tps = *r.client.decode_tps / slower;
+    r.server.decode_tps = *r.server.decode_tps / slower;
+  }
+  const auto a = analyze(calls);
+  const auto effect_of = [](const std::vector<HeadlineEffect>& effects) {
+    for (const auto& e : effects) {
+      if (e.term == "prompt_ktokens") {
+        return e;
+      }
+    }
+    throw std::runtime_error("no prompt effect");
+  };
+  for (const std::size_t k : {0U, 2U}) {
+    const auto& m = *a.models[k].slowdown;
+    ASSERT_TRUE(m.clock) << m.clock_note;
+    const double expected = k == 0 ? -1.0 : 1.0;  // a time falls with the clock, a rate rises
+    EXPECT_NEAR(m.clock->elasticity.estimate, expected, 0.05) << m.metric;
+    EXPECT_LT(m.clock->elasticity.ci.lower, expected);
+    EXPECT_GT(m.clock->elasticity.ci.upper, expected);
+    EXPECT_TRUE(m.clock->preferred) << m.clock->fit.bic << " against " << m.clock->bic_time_only;
+    EXPECT_NEAR(m.clock->clock_min_mhz, 2200, 50);
+    EXPECT_DOUBLE_EQ(m.clock->clock_max_mhz, 3000);
+    // The validity rules still judge the headline, time alone: its spread is the clock's.
+    EXPECT_TRUE(has_rule(a.models[k].validity, "pure_error")) << m.metric;
+  }
+  // With the clock taken out, the prompt effect is the quiet machine's, at the first call's clock.
+  EXPECT_NEAR(effect_of(a.models[0].slowdown->clock->effects).estimate, 300 + 250 * 8.156, 40);
+  EXPECT_NEAR(effect_of(a.models[2].slowdown->clock->effects).estimate, -1.1, 0.1);
+  const nlohmann::json j = *a.models[0].slowdown;
+  ASSERT_TRUE(j.contains("clock_covariate"));
+  EXPECT_EQ(j["clock_covariate"]["preferred"], true);
+  std::ostringstream md;
+  report::write_effects_markdown(md, a);
+  EXPECT_NE(md.str().find("the CPU clock (2"), std::string::npos) << md.str();
+
+  // A clock that stays put is said so; one call without a reading means no covariate at all.
+  for (auto& r : calls) {
+    r.cpu_mhz = 2600.0 + (r.seq % 2);
+  }
+  const auto steady = analyze(calls);
+  EXPECT_FALSE(steady.models[0].slowdown->clock);
+  EXPECT_NE(steady.models[0].slowdown->clock_note.find("within 1 %"), std::string::npos);
+  calls[5].cpu_mhz.reset();
+  const auto partial = analyze(calls);
+  EXPECT_FALSE(partial.models[0].slowdown->clock);
+  EXPECT_TRUE(partial.models[0].slowdown->clock_note.empty());
+}
+
 TEST(Analysis, StepSlowDownIsFlaggedNotFitted) {
   const auto a = analyze(slowing_run(6, [](double t) { return t < 3.7 ? 1.0 : 1.3; }));
   EXPECT_TRUE(a.unstable);
