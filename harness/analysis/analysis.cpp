@@ -228,7 +228,9 @@ ProbeDrift probe_drift(const Metric& m, const std::vector<const CallRecord*>& pr
     const double span = p.t_min.back() - p.t_min.front();
     if (level > 0.0 && std::isfinite(p.fit->slope_ci.lower) &&
         std::isfinite(p.fit->slope_ci.upper)) {
-      p.relative_drift_ci = stats::Interval{p.fit->slope_ci.lower * span / level,
+      // From the slope's CI at the fitted starting level (the level's own uncertainty left out);
+      // no metric falls by more than all of it.
+      p.relative_drift_ci = stats::Interval{std::max(-1.0, p.fit->slope_ci.lower * span / level),
                                             p.fit->slope_ci.upper * span / level};
     }
   }

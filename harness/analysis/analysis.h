@@ -81,7 +81,8 @@ struct ProbeDrift {
   std::vector<double> values;
   std::optional<stats::TheilSenFit> fit;  // needs 3 probes or more
   std::optional<double> relative_drift;   // over the run, as a fraction of the level at start
-  std::optional<stats::Interval> relative_drift_ci;  // the same from the slope's CI
+  // The same from the slope's CI alone, at the fitted starting level; never below -100 %.
+  std::optional<stats::Interval> relative_drift_ci;
 };
 
 struct Analysis {

@@ -165,7 +165,9 @@ void fit_clock(SlowdownModel& m, const Shape& shape, const Eigen::VectorXd& t,
                const std::vector<stats::DummyCoding>& dummies, double lmin, double lmax) {
   const auto n = static_cast<std::size_t>(y.size());
   if (clock_mhz.size() != n) {
-    throw Error(fmt::format("fit_clock: {} clock readings for {} calls", clock_mhz.size(), n));
+    m.clock_note =
+        fmt::format("no clock covariate: {} clock readings for {} calls", clock_mhz.size(), n);
+    return;
   }
   const auto [lo, hi] = std::minmax_element(clock_mhz.begin(), clock_mhz.end());
   if (!(*lo > 0.0) || !std::isfinite(*hi)) {

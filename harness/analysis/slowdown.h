@@ -45,7 +45,7 @@ struct PrefillShape {
 // time inversely proportional to it; +1 for a rate). The shape and the degree of the time term
 // stay the headline's; the effects are read at the first call's speed and clock.
 struct ClockCovariate {
-  stats::DriftFit fit;
+  stats::DriftFit fit;  // its last "time" column is log_cpu_clock: not a g(t) to call slow_down on
   stats::Coefficient elasticity;
   std::vector<HeadlineEffect> effects;
   double clock_min_mhz = 0.0;

@@ -115,13 +115,15 @@ std::optional<double> mean_cpufreq_mhz(const std::filesystem::path& cpu_root, co
 }
 
 std::optional<double> read_cpu_clock_mhz() {
-  return mean_cpufreq_mhz("/sys/devices/system/cpu", "scaling_cur_freq");
+  const auto mhz = mean_cpufreq_mhz("/sys/devices/system/cpu", "scaling_cur_freq");
+  return mhz && *mhz > 0.0 ? mhz : std::nullopt;
 }
 
 MachineState read_machine_state() {
   MachineState s;
   s.governor =
       std::string(trim(read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")));
+  s.driver = std::string(trim(read_text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")));
   s.cpu_mhz = read_cpu_clock_mhz();
   s.cpu_max_mhz = mean_cpufreq_mhz("/sys/devices/system/cpu", "cpuinfo_max_freq");
   s.load_average = parse_loadavg(read_text("/proc/loadavg"));
@@ -144,6 +146,7 @@ MachineState read_machine_state() {
 void to_json(nlohmann::json& j, const MachineState& s) {
   j = nlohmann::json::object();
   j["governor"] = s.governor.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.governor);
+  j["driver"] = s.driver.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.driver);
   j["cpu_mhz"] = s.cpu_mhz ? nlohmann::json(*s.cpu_mhz) : nlohmann::json(nullptr);
   j["cpu_max_mhz"] = s.cpu_max_mhz ? nlohmann::json(*s.cpu_max_mhz) : nlohmann::json(nullptr);
   j["load_average"] = s.load_average ? nlohmann::json(*s.load_average) : nlohmann::json(nullptr);
@@ -167,7 +170,10 @@ nlohmann::json block_machine_state(const MachineState& start, const MachineState
   }
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto* s : {&start, &end}) {
-    if (s->governor == "powersave") {
+    // intel_pstate's and amd-pstate's powersave is their default and still follows the load.
+    const bool pstate =
+        s->driver.starts_with("intel_pstate") || s->driver.starts_with("amd-pstate");
+    if (s->governor == "powersave" && !pstate) {
       warnings.push_back(
           "the CPU frequency governor is powersave: calls run at a lowered clock (set it to "
           "performance to measure at full speed)");

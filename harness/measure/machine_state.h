@@ -34,8 +34,9 @@ struct GpuClock {
 };
 
 struct MachineState {
-  std::string governor;               // of cpu0; "" when cpufreq is not readable
-  std::optional<double> cpu_mhz;      // mean current frequency over the CPUs that report one
+  std::string governor;           // of cpu0; "" when cpufreq is not readable
+  std::string driver;             // cpu0's scaling_driver: intel_pstate, amd-pstate, acpi-cpufreq
+  std::optional<double> cpu_mhz;  // mean current frequency over the CPUs that report one
   std::optional<double> cpu_max_mhz;  // mean maximum frequency
   std::optional<std::array<double, 3>> load_average;
   std::optional<CpuTimes> cpu_times;
@@ -57,7 +58,8 @@ std::optional<double> mean_cpufreq_mhz(const std::filesystem::path& cpu_root, co
 std::optional<double> read_cpu_clock_mhz();
 
 // What a block's run.json entry records: both samples, the steal and busy shares between them,
-// and warnings (a powersave governor; a 1-minute load at the start above the usable cores).
+// and warnings (a powersave governor, except under intel_pstate and amd-pstate, whose powersave
+// still scales the clock with load; a 1-minute load at the start above the usable cores).
 nlohmann::json block_machine_state(const MachineState& start, const MachineState& end,
                                    int usable_cores);
 

@@ -167,7 +167,9 @@ void write_probes(std::ostream& out, const Analysis& a) {
   }
   out << "\n### Drift probes\n\n";
   out << "A fixed reference call at the start of each block, every few calls and at the end. "
-         "Theil-Sen slope over elapsed minutes, and the drift it gives over the run; beside it "
+         "Theil-Sen slope over elapsed minutes, and the drift it gives over the run (its CI from "
+         "the "
+         "slope's alone); beside it "
          "the drift the headline model took out (g at the last call, minus 1).\n\n";
   out << "| metric | probes | Theil-Sen slope per minute [95% CI] | drift over the run [95% CI] | "
          "the headline model's drift [95% CI] |\n|---|---:|---|---:|---|\n";
@@ -322,7 +324,8 @@ std::string baseline_variant(const results::RunManifest& run) {
   return run.scenario.value("gate", nlohmann::json::object()).value("baseline", "");
 }
 
-// Which metrics the validity rules object to, each with its first reason, and which they pass.
+// Which metrics the validity rules object to, each with its reasons, which they pass, and which
+// had nothing to fit.
 void write_verdict(std::ostream& out, const Analysis& a) {
   if (!a.unstable) {
     out << "\nThe validity rules found nothing to object to.\n";
@@ -330,11 +333,15 @@ void write_verdict(std::ostream& out, const Analysis& a) {
   }
   out << "\n**The run is marked unstable** (see validity below): read the effects with care.\n\n";
   std::vector<std::string> passed;
+  std::vector<std::string> unfitted;
   bool spread = false;
   for (const auto& m : a.models) {
-    const auto& metric = std::find_if(analysis::metrics().begin(), analysis::metrics().end(),
-                                      [&](const auto& x) { return x.key == m.metric; });
-    const std::string label = metric != analysis::metrics().end() ? metric->label : m.metric;
+    const std::string& label = metric_of(m.metric).label;
+    if (!m.fit && !m.slowdown) {
+      unfitted.push_back(
+          fmt::format("- {}: no model ({})\n", label, m.n == 0 ? "no call gave a value" : m.error));
+      continue;
+    }
     if (m.validity.empty()) {
       passed.push_back(label);
       continue;
@@ -342,19 +349,25 @@ void write_verdict(std::ostream& out, const Analysis& a) {
     std::vector<std::string> reasons;
     for (const auto& v : m.validity) {
       reasons.push_back(v.message);
-      spread = spread || v.rule == "pure_error";
+      // Only a measured pure error is the machine's: without repeats the spread is the shape's.
+      spread = spread || (v.rule == "pure_error" && m.slowdown && m.slowdown->pure_error);
     }
     out << fmt::format("- {}: {}\n", label, fmt::join(reasons, "; "));
   }
   if (!passed.empty()) {
     out << fmt::format("- {}: nothing to object to\n", fmt::join(passed, ", "));
   }
+  for (const auto& line : unfitted) {
+    out << line;
+  }
   if (spread) {
-    out << "\nCalls of one condition that vary by more than 5 % with the drift taken out are the "
-           "machine's noise: another process or tenant on the same cores, calls too short to time "
-           "(few prompt or decoded tokens), or a server on every core kvbench needs too. The CIs "
-           "above include it; a quieter machine, longer calls, `server.threads` below the core "
-           "count or more rounds (`precision`) narrow it.\n";
+    out << fmt::format(
+        "\nCalls of one condition that vary by more than {:.0f} % with the drift taken out are the "
+        "machine's noise: another process or tenant on the same cores, calls too short to time "
+        "(few prompt or decoded tokens), or a server on every core kvbench needs too. The CIs "
+        "above include it; a quieter machine, longer calls, `server.threads` below the core "
+        "count or more rounds (`precision`) narrow it.\n",
+        100 * stats::ValidityLimits{}.max_pure_error);
   }
 }
 

@@ -115,6 +115,10 @@ class Runner {
   bool done(int seq) const { return done_.count(seq) != 0; }
 
   const scenario::Scenario& s_;
+  // This machine's CPU clock before a call, where it is the server's too (not attached).
+  std::optional<double> cpu_clock() const {
+    return ctx_.cpu_clock && s_.server.url.empty() ? ctx_.cpu_clock() : std::nullopt;
+  }
   const RunOptions& o_;
   RunContext& ctx_;
   plan::Plan plan_;
@@ -248,7 +252,7 @@ CallRecord Runner::run_call(backend::Backend& be, const plan::PlannedCall& call,
   // A slot's reuse is the longest common prefix with what it read last, less the one token a
   // server always re-reads, in the server's cache rule (see predicted_reuse).
   p.record.expected_cache_n = predicted_reuse(p, be.capabilities().token_ids, &slot_ids_);
-  p.record.cpu_mhz = ctx_.cpu_clock ? ctx_.cpu_clock() : std::nullopt;
+  p.record.cpu_mhz = cpu_clock();
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   slot_ids_ = p.ids;
@@ -280,7 +284,7 @@ CallRecord Runner::run_turn(backend::Backend& be, const plan::PlannedCall& call,
     return p.record;
   }
   p.record.wall_start = utc_now_rfc3339();
-  p.record.cpu_mhz = ctx_.cpu_clock ? ctx_.cpu_clock() : std::nullopt;
+  p.record.cpu_mhz = cpu_clock();
   p.record.t_start_s = elapsed_s(ctx_.clock.now());
   auto res = be.complete(p.spec);
   turns_.answered(p, res);

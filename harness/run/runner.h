@@ -54,8 +54,8 @@ struct RunContext {
   // Samples the machine (governor, frequency, load, steal, GPU clocks) before and after each
   // block; empty: nothing is recorded.
   std::function<measure::MachineState()> machine_state;
-  // Reads the CPU clock just before each call of one at a time (the record's cpu_mhz); empty, or
-  // nothing read: not recorded.
+  // Reads the CPU clock just before each call of one at a time (the record's cpu_mhz) of a
+  // managed server, which runs on this machine; empty, or nothing read: not recorded.
   std::function<std::optional<double>()> cpu_clock;
   // Waits this many seconds (a conversation's think time); empty: the thread sleeps.
   std::function<void(double)> sleep;

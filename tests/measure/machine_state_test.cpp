@@ -54,6 +54,18 @@ TEST(MachineState, BlockStateGivesStealAndWarnings) {
   EXPECT_FALSE(block_machine_state(quiet, quiet, 2).contains("steal_share"));
 }
 
+TEST(MachineState, PowersaveWarnsOnlyWhereItLowersTheClock) {
+  MachineState m;
+  m.governor = "powersave";
+  m.driver = "acpi-cpufreq";  // the classic powersave: the lowest frequency
+  EXPECT_EQ(block_machine_state(m, m, 2)["warnings"].size(), 1U);
+  for (const char* pstate : {"intel_pstate", "amd-pstate-epp", "amd-pstate"}) {
+    m.driver = pstate;  // their default powersave still follows the load
+    EXPECT_TRUE(block_machine_state(m, m, 2)["warnings"].empty()) << pstate;
+  }
+  EXPECT_EQ(nlohmann::json(m)["driver"], "amd-pstate");
+}
+
 TEST(MachineState, CpufreqClockIsTheMeanOverTheCpusThatReportOne) {
   const auto root =
       std::filesystem::temp_directory_path() / ("kvbench-cpufreq-" + std::to_string(::getpid()));

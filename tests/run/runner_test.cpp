@@ -157,6 +157,20 @@ TEST(Runner, RecordsTheCpuClockReadJustBeforeEachCall) {
   const auto plain = records_of(unread.run(kSequential));
   EXPECT_FALSE(plain.front().cpu_mhz);
   EXPECT_FALSE(to_json(plain.front()).contains("cpu_mhz"));
+  // An attached server may run elsewhere: this machine's clock is not its clock.
+  Bench attached;
+  int reads = 0;
+  attached.ctx.cpu_clock = [&]() -> std::optional<double> {
+    ++reads;
+    return 3000.0;
+  };
+  std::string scenario = kSequential;
+  const std::string model = R"("model": "synthetic:small")";
+  scenario.replace(scenario.find(model), model.size(), R"("url": "http://127.0.0.1:8080")");
+  const auto remote = records_of(attached.run(scenario));
+  ASSERT_FALSE(remote.empty());
+  EXPECT_FALSE(remote.front().cpu_mhz);
+  EXPECT_EQ(reads, 0);
 }
 
 // TTFT 40 ms + 1 ms per prompt token, give or take up to 5 % (a fixed pattern over the calls).
