@@ -288,24 +288,28 @@ json interval(const stats::Interval& i) {
   return json::array({i.lower, i.upper});
 }
 
+json effects_json(const std::vector<HeadlineEffect>& effects) {
+  json out = json::array();
+  for (const auto& e : effects) {
+    out.push_back({{"term", e.term},
+                   {"what", e.what},
+                   {"estimate", e.estimate},
+                   {"se", e.se},
+                   {"ci", interval(e.ci)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 void to_json(json& j, const SlowdownModel& m) {
-  json effects = json::array();
-  for (const auto& e : m.effects) {
-    effects.push_back({{"term", e.term},
-                       {"what", e.what},
-                       {"estimate", e.estimate},
-                       {"se", e.se},
-                       {"ci", interval(e.ci)}});
-  }
   j = {{"metric", m.metric},
        {"model", "metric = shape x g(t), log g polynomial in minutes, weights 1/fitted²"},
        {"fit", m.fit},
        {"quadratic", m.quadratic},
        {"time_degree", m.fit.time_names.size()},
        {"bic_by_time_degree", m.bics},
-       {"effects", effects},
+       {"effects", effects_json(m.effects)},
        {"t_end_min", m.t_end_min},
        {"slow_down_end", m.slow_down_end},
        {"slow_down_end_ci", interval(m.slow_down_end_ci)},
@@ -348,14 +352,6 @@ void to_json(json& j, const SlowdownModel& m) {
   }
   if (m.clock) {
     const auto& c = *m.clock;
-    json effects_c = json::array();
-    for (const auto& e : c.effects) {
-      effects_c.push_back({{"term", e.term},
-                           {"what", e.what},
-                           {"estimate", e.estimate},
-                           {"se", e.se},
-                           {"ci", interval(e.ci)}});
-    }
     j["clock_covariate"] = {{"model",
                              "log g = polynomial in minutes + c * log(clock / clock at "
                              "the first call)"},
@@ -365,7 +361,7 @@ void to_json(json& j, const SlowdownModel& m) {
                             {"bic", c.fit.bic},
                             {"bic_time_only", c.bic_time_only},
                             {"preferred", c.preferred},
-                            {"effects", effects_c},
+                            {"effects", effects_json(c.effects)},
                             {"fit", c.fit}};
   }
   if (!m.clock_note.empty()) {
