@@ -6,6 +6,7 @@
 
 #include "harness/core/error.h"
 #include "harness/http/transport.h"
+#include "harness/prompt/edit.h"
 #include "harness/prompt/prompt.h"
 
 namespace kvbench::run {

@@ -11,25 +11,11 @@
 #include "harness/core/clock.h"
 #include "harness/core/record.h"
 #include "harness/plan/plan.h"
+#include "harness/run/call_source.h"
 #include "harness/run/pair_prompt.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::run {
-
-// A call made ready to send: its record so far, its request and its prompt's token ids.
-struct PreparedCall {
-  plan::PlannedCall call;
-  CallRecord record;
-  backend::CompletionSpec spec;
-  std::vector<int> ids;
-  int first_line_tokens = 0;
-  bool exact = true;       // the prompt hit its token count
-  bool same_count = true;  // an edited prompt kept its token count
-  bool ready = false;      // false: `record` holds why preparing failed
-  // A fresh read: its unique first line starts the prompt (not an edited resend).
-  bool fresh = false;
-  scenario::CacheRule cache_rule;  // how the server caches (server.cache_rule)
-};
 
 // The reuse predicted for `p` on a server whose cache (or pinned slot) last read `slot`: with
 // token ids, the shared prefix (less the one token always read again) in the server's cache

@@ -12,6 +12,7 @@
 #include "harness/core/clock.h"
 #include "harness/http/transport.h"
 #include "harness/measure/machine_state.h"
+#include "harness/run/call_source.h"
 #include "harness/run/server_session.h"
 #include "harness/scenario/scenario.h"
 

@@ -1,6 +1,7 @@
-// More counterbalanced block sets for a finished run of server variants: the scenario in run.json
-// gets a larger block_repeats, its plan grows by whole sets (the earlier blocks stay as they
-// were), and the new calls run into the same folder through the resume machinery.
+// Going on with a run in its own folder. A resume sends the calls it has not recorded. An
+// extension adds counterbalanced block sets (of server variants, or for precision): the scenario
+// in run.json gets a larger block_repeats, its plan grows by whole sets (the earlier blocks stay
+// as they were), and the new calls run through the resume.
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "harness/plan/plan.h"
 #include "harness/results/results.h"
 #include "harness/run/precision.h"
+#include "harness/run/run_folder.h"
 #include "harness/run/runner.h"
 
 namespace kvbench::run {
@@ -80,6 +82,33 @@ RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOpt
   run.status = "incomplete";
   results::write_json_atomic(run_dir / "run.json", json(run));
   return resume_run_once(run_dir, options, ctx);
+}
+
+RunSummary resume_run(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {
+  RunSummary summary = resume_run_once(run_dir, options, ctx);
+  const auto run = results::load_run(run_dir).run;
+  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
+  return until_precise(s, std::move(summary), options, ctx);
+}
+
+RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {
+  ResumeState state;
+  state.run_dir = run_dir;
+  const results::LoadedRun loaded = results::load_run(run_dir);
+  state.run = loaded.run;
+  for (const auto& r : loaded.calls) {
+    if (r.outcome != Outcome::aborted) {  // an interrupted call is repeated
+      state.done.insert(r.seq);
+    }
+    state.recorded.push_back(r);
+  }
+  if (state.run.scenario.empty()) {
+    throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));
+  }
+  const auto s = with_overrides(
+      scenario::parse_scenario(state.run.scenario.dump(), (run_dir / "run.json").string()),
+      options);
+  return run_plan(s, options, ctx, std::move(state));
 }
 
 }  // namespace kvbench::run

@@ -1,0 +1,78 @@
+#include "harness/run/conversation_source.h"
+
+namespace kvbench::run {
+
+ConversationSource::ConversationSource(const scenario::Scenario& s, const Clock& wall_clock,
+                                       std::string run_id)
+    : s_(s), sweep_(s, wall_clock, run_id), turns_(s) {
+  turns_.set_run_id(std::move(run_id));
+}
+
+void ConversationSource::restore(const std::vector<CallRecord>& recorded) {
+  turns_.restore(recorded);
+}
+
+void ConversationSource::reset(const plan::Block& block, backend::Backend& be,
+                               const std::vector<int>& slot0) {
+  sweep_.reset(block, be, slot0);
+  turns_.reset_slots(slot0);
+}
+
+CallRecord ConversationSource::unsent(const plan::PlannedCall& call,
+                                      const plan::Block& block) const {
+  return sweep_.unsent(call, block);
+}
+
+PreparedCall ConversationSource::prepare(const plan::PlannedCall& call) {
+  if (!call.turn) {
+    return sweep_.prepare(call);
+  }
+  return turns_.prepare(sweep_.records(), sweep_.backend(), call, sweep_.block());
+}
+
+std::optional<int> ConversationSource::lane(const plan::PlannedCall& call) const {
+  if (!call.turn) {
+    return std::nullopt;
+  }
+  return call.turn->index;
+}
+
+std::optional<Together> ConversationSource::together(const plan::Block& block,
+                                                     std::size_t from) const {
+  const auto& first = block.calls[from];
+  if (!first.turn || !s_.conversation.concurrent) {
+    return std::nullopt;
+  }
+  // The set's turns, every conversation of it in flight at once.
+  std::size_t end = from;
+  while (end < block.calls.size() && block.calls[end].turn &&
+         block.calls[end].turn->set == first.turn->set) {
+    ++end;
+  }
+  return Together{end, s_.conversation.slots};
+}
+
+double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) const {
+  return turns_.wait_s(call, sweep_.block(), now);
+}
+
+void ConversationSource::expect(PreparedCall& p, std::optional<int> slot) {
+  if (p.call.turn) {
+    turns_.expect(p, sweep_.backend().capabilities());  // its slot is its conversation's
+    return;
+  }
+  sweep_.expect(p, slot);
+  turns_.slot_read(p.spec.slot, p.ids);
+}
+
+void ConversationSource::finish(PreparedCall& p, backend::CallResult res) {
+  if (!p.call.turn) {
+    sweep_.finish(p, std::move(res));
+    return;
+  }
+  turns_.answered(p, res);
+  sweep_.finish(p, std::move(res));
+  ConversationTurns::flag(p.record);
+}
+
+}  // namespace kvbench::run

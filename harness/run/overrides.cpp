@@ -1,0 +1,44 @@
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/core/url.h"
+#include "harness/run/runner.h"
+
+namespace kvbench::run {
+
+scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
+  if (url_has_credentials(o.url)) {
+    throw InputError(
+        "--url: a URL with credentials in it (user:password@) is refused: put the key in an "
+        "environment variable and name it with server.api_key_env");
+  }
+  if (!o.url.empty() && o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
+    throw InputError(
+        fmt::format("--url: '{}' is not an http:// or https:// URL", url_for_display(o.url)));
+  }
+  // A variant takes an override for a field it does not set itself (one equal to the server's).
+  for (auto& v : s.variants) {
+    if (!o.url.empty() && v.server.url == s.server.url) {
+      v.server.url = o.url;
+    }
+    if (!o.model.empty() && v.server.model == s.server.model) {
+      v.server.model = o.model;
+    }
+    if (!o.server_binary.empty() && v.server.binary == s.server.binary) {
+      v.server.binary = o.server_binary;
+    }
+  }
+  if (!o.url.empty()) {
+    s.server.url = o.url;
+  }
+  if (!o.model.empty()) {
+    s.server.model = o.model;
+  }
+  if (!o.server_binary.empty()) {
+    s.server.binary = o.server_binary;
+  }
+  s.resolved = scenario::to_json(s);
+  return s;
+}
+
+}  // namespace kvbench::run
