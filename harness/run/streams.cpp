@@ -4,15 +4,14 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 
 #include "harness/load/arrivals.h"
 #include "harness/process/signals.h"
+#include "harness/run/stream_lanes.h"
 
 namespace kvbench::run {
 
@@ -35,7 +34,8 @@ class Streams {
         sink_(sink),
         be_(be),
         transport_(transport),
-        time_(time) {
+        time_(time),
+        lanes_(source_, sink, time.clock(), schedule.slots, schedule.pin) {
     for (int stream = schedule.slots - 1; stream >= 0; --stream) {
       free_.push_back(stream);
     }
@@ -59,12 +59,6 @@ class Streams {
   }
 
  private:
-  // A lane's call handed to the sender, with when it is due.
-  struct Ready {
-    PreparedCall p;
-    Nanos due{0};
-    int lane = 0;
-  };
   // A call that ended (or was never sent: `sent` false), from the sender to the worker.
   struct Ended {
     PreparedCall p;
@@ -75,7 +69,6 @@ class Streams {
 
   const Clock& clock() const { return time_.clock(); }
   bool open_loop() const { return schedule_.rate_per_s > 0; }
-  int slot_key(int lane) const { return schedule_.pin ? lane % schedule_.slots : lane; }
   std::optional<int> pinned(int slot) const {
     return schedule_.pin ? std::optional<int>(slot) : std::nullopt;
   }
@@ -83,7 +76,7 @@ class Streams {
   // --- the sending thread ---
 
   void send() {
-    std::vector<Ready> waiting;  // lanes' calls handed over, not yet due
+    std::vector<LaneCall> waiting;  // lanes' calls handed over, not yet due
     while (true) {
       {
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -123,7 +116,7 @@ class Streams {
 
   // Takes what the worker handed over (under mutex_): lanes' calls, and once, every call of no
   // lane, from which the clock of the arrivals starts.
-  void take_handed(std::vector<Ready>& waiting) {
+  void take_handed(std::vector<LaneCall>& waiting) {
     for (auto& r : to_send_) {
       waiting.push_back(std::move(r));
     }
@@ -140,7 +133,7 @@ class Streams {
   }
 
   // Interrupted: no call starts; the worker hears of each that it was never sent.
-  void give_back(std::vector<Ready>& waiting) {
+  void give_back(std::vector<LaneCall>& waiting) {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (auto& r : waiting) {
       ended_.push_back({std::move(r.p), {}, r.lane, false});
@@ -175,10 +168,7 @@ class Streams {
       if (schedule_.pin) {
         p.spec.slot = stream;
       }
-      {
-        const std::lock_guard<std::mutex> lock(source_mutex_);
-        source_.expect(p, pinned(stream));
-      }
+      source_.expect(p, pinned(stream));
       const Nanos due = open_loop() ? arrival(next_unlaned_) : Nanos{0};
       launch(std::move(p), due, open_loop(), stream, std::nullopt);
       ++next_unlaned_;
@@ -272,11 +262,11 @@ class Streams {
   void start() {
     std::deque<PreparedCall> ready;
     for (const auto& call : calls_) {
-      if (const auto lane = source_lane(call)) {
-        lanes_[*lane].push_back(call);
+      if (const auto lane = source_.lane(call)) {
+        lanes_.add(call, *lane);
         continue;
       }
-      PreparedCall p = prepare(call);
+      PreparedCall p = source_.prepare(call);
       if (p.ready) {
         ready.push_back(std::move(p));
       } else {
@@ -292,86 +282,34 @@ class Streams {
       to_sender_.notify_one();
       transport_.wake();
     }
-    for (auto& [lane, calls] : lanes_) {
-      prepare_next(lane);
-    }
+    lanes_.prepare_first();
     hand_over();
-  }
-
-  std::optional<int> source_lane(const plan::PlannedCall& call) {
-    const std::lock_guard<std::mutex> lock(source_mutex_);
-    return source_.lane(call);
-  }
-  PreparedCall prepare(const plan::PlannedCall& call) {
-    const std::lock_guard<std::mutex> lock(source_mutex_);
-    return source_.prepare(call);
   }
 
   void ended(Ended e) {
     --outstanding_;
-    if (!e.sent) {
-      if (e.lane) {
-        busy_.erase(slot_key(*e.lane));
-      }
-      return;
-    }
-    {
-      const std::lock_guard<std::mutex> lock(source_mutex_);
+    if (e.sent) {
       source_.finish(e.p, std::move(e.res));
     }
     if (e.lane) {
-      busy_.erase(slot_key(*e.lane));  // once finished: what the slot holds is known
+      lanes_.release(*e.lane);  // once finished: what the slot holds is known
+    }
+    if (!e.sent) {
+      return;
     }
     records_.push_back(e.p.record);
     sink_.write(e.p.record);
     if (e.lane) {
-      prepare_next(*e.lane);
+      lanes_.prepare_next(*e.lane);
     }
   }
 
-  // Makes the lane's next call ready and queues it for its slot; a call that cannot be made ready
-  // is recorded as it failed and the one after it is next.
-  void prepare_next(int lane) {
-    auto& calls = lanes_[lane];
-    while (!calls.empty() && !process::stop_requested()) {
-      const plan::PlannedCall call = calls.front();
-      calls.pop_front();
-      PreparedCall p = prepare(call);
-      if (!p.ready) {
-        sink_.write(p.record);
-        continue;
-      }
-      const Nanos now = clock().now();
-      double wait = 0;
-      {
-        const std::lock_guard<std::mutex> lock(source_mutex_);
-        wait = source_.wait_s(call, now);
-      }
-      queued_[slot_key(lane)].push_back({std::move(p), seconds_after(now, wait), lane});
-      return;
-    }
-  }
-
-  // Hands to the sender each lane's next call whose slot is free, with the reuse its slot
-  // predicts.
+  // Hands to the sender each lane's next call whose slot is free.
   void hand_over() {
     if (process::stop_requested()) {
       return;
     }
-    std::vector<Ready> handed;
-    for (auto& [key, queue] : queued_) {
-      if (queue.empty() || busy_.count(key) != 0) {
-        continue;
-      }
-      Ready r = std::move(queue.front());
-      queue.pop_front();
-      {
-        const std::lock_guard<std::mutex> lock(source_mutex_);
-        source_.expect(r.p, pinned(key));
-      }
-      busy_.insert(key);
-      handed.push_back(std::move(r));
-    }
+    std::vector<LaneCall> handed = lanes_.take_free();
     if (handed.empty()) {
       return;
     }
@@ -389,17 +327,15 @@ class Streams {
 
   const std::vector<plan::PlannedCall>& calls_;
   const StreamSchedule schedule_;
-  CallSource& source_;
+  LockedSource source_;  // called by one thread at a time
   RecordSink& sink_;
   backend::Backend& be_;
   http::ConcurrentTransport& transport_;
   RunTime& time_;
 
   // The worker's own.
-  std::map<int, std::deque<plan::PlannedCall>> lanes_;  // not yet made ready
-  std::map<int, std::deque<Ready>> queued_;             // lanes' calls waiting for their slot
-  std::set<int> busy_;                                  // slots (or lanes) with a call handed over
-  int outstanding_ = 0;                                 // handed over and not yet back
+  Lanes lanes_;
+  int outstanding_ = 0;  // handed over and not yet back
   std::vector<CallRecord> records_;
 
   // The sender's own.
@@ -415,14 +351,12 @@ class Streams {
   std::mutex mutex_;
   std::condition_variable to_sender_;
   std::condition_variable to_worker_;
-  std::deque<Ready> to_send_;
+  std::deque<LaneCall> to_send_;
   std::deque<PreparedCall> unlaned_handed_;
   std::deque<Ended> ended_;
   bool worker_done_ = false;
   bool closing_ = false;
   std::exception_ptr error_;
-  // Every call of the source, from either thread.
-  std::mutex source_mutex_;
 };
 
 }  // namespace

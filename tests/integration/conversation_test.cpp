@@ -86,7 +86,8 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
   }
   if (switch_honoured) {
     // The server's prompt time of the last four turns against the first four (about 1.7 times
-    // the tokens read): summed over halves, so one noisy call does not decide it.
+    // the tokens read), printed: a timing, never asserted (one slow call of a busy machine in the
+    // first half reverses it); that more is read is asserted on the counts above.
     double first = 0;
     double last = 0;
     for (const auto& c : by_mode[false]) {
@@ -95,7 +96,6 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
     }
     std::cout << "reuse off, server prompt time: turns 1-4 " << first << " ms, turns 5-8 " << last
               << " ms\n";
-    EXPECT_GT(last, first) << "reading more of the history takes longer";
   }
   const auto rep = run_kvbench({"report", run_dir.string()});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
