@@ -540,5 +540,47 @@ INSTANTIATE_TEST_SUITE_P(Faults, ApiKeyKinds,
                            return p.param == "llama-server" ? std::string("native") : p.param;
                          });
 
+// Runs recorded by earlier kvbench versions (tests/data/runs, record version 1), cut short as an
+// interrupted run leaves them, resume on the real server: the rest of the plan runs in order with
+// the run's own id, and every resumed call reuses exactly what was predicted (a resumed
+// conversation goes on from its recorded answers on a fresh server, which holds none of them).
+TEST(Faults, ARunRecordedByAnEarlierVersionResumesToItsEnd) {
+  const fs::path dir = fresh_dir("resume-recorded");
+  // Cut between two prefix-reuse pairs (seq 18 ends one), and within conversations' turns.
+  for (const auto& [name, keep] : std::vector<std::pair<std::string, std::size_t>>{
+           {"prefix-reuse-tiny", 19}, {"conversation-tiny", 20}}) {
+    SCOPED_TRACE(name);
+    const fs::path run_dir = dir / name;
+    fs::copy(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/runs" / name, run_dir);
+    std::vector<std::string> lines;
+    {
+      std::ifstream in(run_dir / "calls.jsonl");
+      for (std::string line; std::getline(in, line) && lines.size() < keep;) {
+        lines.push_back(line);
+      }
+    }
+    {
+      std::ofstream out(run_dir / "calls.jsonl", std::ios::trunc);
+      for (const auto& l : lines) {
+        out << l << "\n";
+      }
+    }
+    const std::string run_id = read_json(run_dir / "run.json")["run_id"];
+    const auto resumed = run_kvbench(
+        {"run", "--resume", run_dir.string(), "-q", "--server-bin", llama_server_path()});
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    EXPECT_EQ(read_json(run_dir / "run.json")["status"], "complete");
+    expect_each_planned_call_once(run_dir);
+    const auto calls = results::load_run(run_dir).calls;
+    for (std::size_t i = keep; i < calls.size(); ++i) {
+      const auto& c = calls[i];
+      EXPECT_EQ(c.run_id, run_id) << c.seq;
+      EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
+      ASSERT_TRUE(c.server.cache_n && c.expected_cache_n) << c.seq;
+      EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::itest
