@@ -5,6 +5,7 @@
 #include "harness/core/error.h"
 #include "harness/core/text.h"
 #include "harness/gate/host.h"
+#include "harness/results/manifest.h"
 
 namespace kvbench::history {
 
@@ -165,7 +166,7 @@ void check_ingestible(const gate::RunInputs& run) {
         "{}: status: \"{}\", expected \"complete\": finish the run first (kvbench run --resume {})",
         file, m.status, run.dir.string()));
   }
-  const auto hash = fmt::format("fnv1a64:{:016x}", fnv1a64(m.scenario.dump()));
+  const auto hash = results::first_scenario_hash(m);
   if (hash != m.scenario_hash) {
     throw InputError(
         fmt::format("{}: scenario_hash: {} does not match its scenario ({}): the file was changed",

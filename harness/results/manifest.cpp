@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/text.h"
 
 namespace kvbench::results {
 
@@ -275,6 +276,20 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     }
   }
   return m;
+}
+
+std::string scenario_hash(const nlohmann::json& scenario) {
+  return fmt::format("fnv1a64:{:016x}", fnv1a64(scenario.dump()));
+}
+
+std::string first_scenario_hash(const RunManifest& m) {
+  if (!m.extended.is_array() || m.extended.empty() || !m.scenario.is_object() ||
+      !m.extended[0].contains("sets_before")) {
+    return scenario_hash(m.scenario);
+  }
+  nlohmann::json first = m.scenario;
+  first["block_repeats"] = m.extended[0]["sets_before"];
+  return scenario_hash(first);
 }
 
 }  // namespace kvbench::results

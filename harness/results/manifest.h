@@ -113,6 +113,12 @@ struct RunManifest {
 
 void to_json(nlohmann::json& j, const RunManifest& m);
 
+// The digest that names a scenario ("fnv1a64:" and the hash of its resolved JSON).
+std::string scenario_hash(const nlohmann::json& scenario);
+// The digest of the scenario a run was started with: an extension (more block sets) changes
+// run.json's scenario but not what it is a run of, so its first block_repeats is put back.
+std::string first_scenario_hash(const RunManifest& m);
+
 // The KV-relevant shape in a run.json "model" object (model.shape); std::nullopt when absent or
 // missing a field the KV arithmetic needs.
 std::optional<gguf::ModelShape> model_shape(const nlohmann::json& model);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
-#include "harness/core/text.h"
 #include "harness/core/version.h"
 #include "harness/measure/machine.h"
 
@@ -15,7 +14,6 @@ using nlohmann::json;
 RunFolder::RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const RunOptions& o,
                      const SessionInfo& found, const std::string& run_id)
     : o_(o), dir_(results::create_run_dir(o.results_root, s.name)) {
-  const std::string scenario_text = s.resolved.dump();
   results::RunManifest& m = run_;
   m.kvbench = {kVersion, kGitRevision, kRecordVersion};
   m.run_id = run_id;
@@ -23,7 +21,7 @@ RunFolder::RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const 
   m.started = utc_now_rfc3339();
   m.scenario_file = s.source;
   m.scenario = s.resolved;
-  m.scenario_hash = fmt::format("fnv1a64:{:016x}", fnv1a64(scenario_text));
+  m.scenario_hash = results::scenario_hash(s.resolved);
   m.plan = plan::to_json(plan);
   m.server = found.server;
   m.model = found.model;

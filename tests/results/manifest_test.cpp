@@ -167,5 +167,20 @@ TEST(Manifest, LabelsRoundTripAndAreLeftOutWhenNone) {
   EXPECT_THROW(manifest_from_json(wrong, "run.json"), InputError);
 }
 
+TEST(Manifest, AnExtendedRunKeepsTheHashOfTheScenarioItWasStartedWith) {
+  RunManifest m;
+  m.scenario = {{"name", "p"}, {"block_repeats", 1}, {"seed", 9}};
+  m.scenario_hash = scenario_hash(m.scenario);
+  EXPECT_EQ(first_scenario_hash(m), m.scenario_hash);
+  EXPECT_EQ(m.scenario_hash.rfind("fnv1a64:", 0), 0U);
+  // Two extensions: block_repeats 1 -> 3 -> 5; the first says how many sets there were.
+  m.scenario["block_repeats"] = 5;
+  m.extended = json::array({{{"sets", 2}, {"sets_before", 1}}, {{"sets", 2}, {"sets_before", 3}}});
+  EXPECT_NE(scenario_hash(m.scenario), m.scenario_hash);
+  EXPECT_EQ(first_scenario_hash(m), m.scenario_hash);
+  m.scenario["seed"] = 10;  // any other change is a changed file
+  EXPECT_NE(first_scenario_hash(m), m.scenario_hash);
+}
+
 }  // namespace
 }  // namespace kvbench::results
