@@ -41,6 +41,16 @@ def _blank(s):
     return re.sub(r"[^\n]", " ", s)
 
 
+def _quoted(text, i):
+    """The string or character literal opening at text[i], blanked, and the index after it (an
+    unterminated one ends at the line's end)."""
+    quote, n, j = text[i], len(text), i + 1
+    while j < n and text[j] != quote and text[j] != "\n":
+        j += 2 if text[j] == "\\" else 1
+    j = min(j + 1, n)
+    return quote + _blank(text[i + 1:j - 1]) + quote, j
+
+
 def strip_source(text):
     """Returns text with comments, string/char literals and preprocessor lines replaced by spaces.
 
@@ -95,12 +105,8 @@ def strip_source(text):
                     out.append('"' + _blank(text[i + 1:end - 1]) + '"')
                     i = end
                     continue
-            j = i + 1
-            while j < n and text[j] != '"' and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append('"' + _blank(text[i + 1:j - 1]) + '"')
-            i = j
+            blanked, i = _quoted(text, i)
+            out.append(blanked)
             continue
         if c == "'":
             # A digit separator (1'000'000) sits inside a token that starts with a digit.
@@ -111,12 +117,8 @@ def strip_source(text):
                 out.append(c)
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'" and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append("'" + _blank(text[i + 1:j - 1]) + "'")
-            i = j
+            blanked, i = _quoted(text, i)
+            out.append(blanked)
             continue
         out.append(c)
         i += 1

@@ -201,8 +201,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
     }
   }
   r.turn = std::move(rt);
-  expect(p, caps);
-  return p;
+  return p;  // its reuse is predicted by expect() just before it is sent
 }
 
 void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& caps) const {

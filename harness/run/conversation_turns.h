@@ -51,13 +51,13 @@ class ConversationTurns {
   // A call that is no turn (a warm-up) read `ids` on `slot`.
   void slot_read(int slot, const std::vector<int>& ids);
 
-  // The turn's messages, request and predictions; `records` gives its record's plan fields. A
-  // server that cannot render or count leaves it not ready (tokenize_error, or aborted when
-  // interrupted).
+  // The turn's messages, request and history prediction; `records` gives its record's plan
+  // fields. A server that cannot render or count leaves it not ready (tokenize_error, or aborted
+  // when interrupted).
   PreparedCall prepare(const CallRecords& records, backend::Backend& be,
                        const plan::PlannedCall& call, const plan::Block& block);
-  // The reuse predicted for a prepared turn from what its pinned slot holds now (prepare() makes
-  // it at once; a turn that waited for its slot is predicted again when the slot is free).
+  // The reuse predicted for a prepared turn from what its pinned slot holds now, just before it
+  // is sent (after any wait for its slot).
   void expect(PreparedCall& p, const backend::Capabilities& caps) const;
   // Seconds still to wait before `call` is sent: its conversation's think time after the previous
   // answer, counted from `now`.

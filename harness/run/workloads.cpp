@@ -1,7 +1,5 @@
 #include "harness/run/workloads.h"
 
-#include <functional>
-#include <vector>
 
 #include "harness/run/conversation_source.h"
 #include "harness/run/sweep_source.h"
@@ -17,16 +15,15 @@ std::unique_ptr<CallSource> make(const scenario::Scenario& s, const Clock& wall_
 }
 
 struct Workload {
-  const char* name;
   bool (*chosen)(const scenario::Scenario&);
   std::unique_ptr<CallSource> (*make)(const scenario::Scenario&, const Clock&, const std::string&);
 };
 
 // The first whose `chosen` holds; the prompt sweep, last, is the default.
 constexpr Workload kWorkloads[] = {
-    {"conversation", [](const scenario::Scenario& s) { return s.conversation.active(); },
-     make<ConversationSource>},
-    {"sweep", [](const scenario::Scenario&) { return true; }, make<SweepSource>},
+    {[](const scenario::Scenario& s) { return s.conversation.active(); },
+     make<ConversationSource>},                                           // conversation
+    {[](const scenario::Scenario&) { return true; }, make<SweepSource>},  // prompt sweep
 };
 
 }  // namespace

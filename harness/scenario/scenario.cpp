@@ -383,8 +383,7 @@ void parse_answers(Checker& c, const json& v, Answers& a) {
     return;
   }
   c.keys(v, "answers", {"prompts", "prompt_tokens", "tokens", "top_k", "reference", "file"});
-  // An empty file is none: the resolved scenario of a run with generated prompts says "file": "".
-  if (v.contains("file") && v["file"] != "") {
+  if (v.contains("file") && v["file"] != "") {  // "": none (a resolved run's generated prompts)
     a.file = c.string(v["file"], "answers.file", false).value_or("");
     if (v.contains("prompts") || v.contains("prompt_tokens")) {
       c.problem("answers.file",
