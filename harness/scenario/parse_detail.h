@@ -132,6 +132,14 @@ void parse_server(Checker& c, const json& v, const std::string& path, ServerSpec
 // A server spec as run.json's scenario records it, every default explicit.
 json server_to_json(const ServerSpec& s);
 
+// The "precision" and "answers" sections, and their rules against the rest of the scenario
+// (once parsed): precision names an effect of this scenario's headline model and runs without
+// variants; answers compare cache types on servers kvbench starts, each against the reference.
+void parse_precision(Checker& c, const json& v, Precision& p);
+void parse_answers(Checker& c, const json& v, Answers& a);
+void check_precision(Checker& c, const Scenario& s);
+void check_answers(Checker& c, const Scenario& s);
+
 // The "variants" section: names, and each variant's server over the scenario's `s.server`.
 void parse_variants(Checker& c, const json& v, Scenario& s);
 

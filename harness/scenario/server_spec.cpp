@@ -1,0 +1,229 @@
+// The server part of a scenario: the kinds, the cache types, the "server" object (of the
+// scenario and of each variant) and its resolved form.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/core/url.h"
+#include "harness/scenario/parse_detail.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::scenario {
+
+using detail::Checker;
+using nlohmann::json;
+
+std::string_view to_string(ServerKind kind) {
+  switch (kind) {
+    case ServerKind::ollama:
+      return "ollama";
+    case ServerKind::openai:
+      return "openai";
+    case ServerKind::anthropic:
+      return "anthropic";
+    case ServerKind::llama_server:
+      break;
+  }
+  return "llama-server";
+}
+
+bool served_by_llama_server(ServerKind kind) {
+  return kind != ServerKind::ollama;
+}
+
+const std::vector<std::string>& known_cache_types() {
+  static const std::vector<std::string> kTypes = {"f32",  "f16",    "bf16", "q8_0", "q4_0",
+                                                  "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  return kTypes;
+}
+
+namespace {
+
+// Flags kvbench sets itself on a managed server: the address it binds to (always 127.0.0.1),
+// the factors it varies, and the API key (handed over in the environment, never on a command
+// line). A scenario may not override them through server.args.
+void check_server_arg(Checker& c, const std::string& path, const std::string& arg) {
+  static const std::vector<std::string> kReserved = {
+      "--host", "--port",       "-m",        "--model",        "-c",   "--ctx-size",
+      "-np",    "--parallel",   "-ctk",      "--cache-type-k", "-ctv", "--cache-type-v",
+      "-fa",    "--flash-attn", "--api-key", "--api-key-file", "-t",   "--threads"};
+  const std::string flag = arg.substr(0, arg.find('='));
+  if (std::find(kReserved.begin(), kReserved.end(), flag) != kReserved.end()) {
+    c.problem(path, fmt::format("'{}' is set by kvbench itself (the server binds to 127.0.0.1; "
+                                "factors, threads and the API key have their own fields)",
+                                flag));
+  }
+}
+
+}  // namespace
+
+void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
+  if (!v.is_object()) {
+    c.problem(path, fmt::format("expected an object, got {}", Checker::describe(v)));
+    return;
+  }
+  c.keys(v, path,
+         {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
+          "endpoint", "cache_breakpoint", "cache_rule"});
+  if (v.contains("kind")) {
+    if (auto k = c.string(v["kind"], path + ".kind", false)) {
+      if (*k == "llama-server") {
+        s.kind = ServerKind::llama_server;
+      } else if (*k == "ollama") {
+        s.kind = ServerKind::ollama;
+      } else if (*k == "openai") {
+        s.kind = ServerKind::openai;
+      } else if (*k == "anthropic") {
+        s.kind = ServerKind::anthropic;
+      } else {
+        c.problem(path + ".kind",
+                  fmt::format("unknown server kind '{}': expected 'llama-server', 'ollama', "
+                              "'openai' or 'anthropic'",
+                              *k));
+      }
+    }
+  }
+  if (v.contains("endpoint")) {
+    if (auto e = c.string(v["endpoint"], path + ".endpoint", false)) {
+      if (s.kind != ServerKind::openai) {
+        c.problem(path + ".endpoint", "only the 'openai' kind has an endpoint to choose");
+      } else if (*e != "chat" && *e != "completions") {
+        c.problem(path + ".endpoint",
+                  fmt::format("'{}': expected 'chat' (/chat/completions) or 'completions'", *e));
+      } else {
+        s.endpoint = *e;
+      }
+    }
+  }
+  if (v.contains("cache_breakpoint")) {
+    if (auto b = c.string(v["cache_breakpoint"], path + ".cache_breakpoint", false)) {
+      if (s.kind != ServerKind::anthropic) {
+        c.problem(path + ".cache_breakpoint",
+                  "only the 'anthropic' kind takes cache_control breakpoints (the others cache "
+                  "without being asked)");
+      } else if (*b != "none" && *b != "end") {
+        c.problem(path + ".cache_breakpoint",
+                  fmt::format("'{}': expected 'end' (cache the whole prompt) or 'none'", *b));
+      } else {
+        s.cache_breakpoint = *b;
+      }
+    }
+  }
+  if (v.contains("cache_rule")) {
+    const json& r = v["cache_rule"];
+    const std::string rpath = path + ".cache_rule";
+    if (!r.is_object()) {
+      c.problem(rpath, fmt::format("expected an object such as {{\"min_tokens\": 1024, "
+                                   "\"step\": 128}}, got {}",
+                                   Checker::describe(r)));
+    } else {
+      c.keys(r, rpath, {"min_tokens", "step"});
+      if (r.contains("min_tokens")) {
+        s.cache_rule.min_tokens =
+            c.integer(r["min_tokens"], rpath + ".min_tokens", 0, 1'000'000).value_or(0);
+      }
+      if (r.contains("step")) {
+        s.cache_rule.step = c.integer(r["step"], rpath + ".step", 1, 1'000'000).value_or(1);
+      }
+    }
+  }
+  if (v.contains("model")) {
+    s.model = c.string(v["model"], path + ".model", false).value_or(s.model);
+  }
+  if (v.contains("url")) {
+    s.url = c.string(v["url"], path + ".url", false).value_or("");
+    if (url_has_credentials(s.url)) {
+      // Never echoed: the password would be in the message.
+      c.problem(path + ".url",
+                "a URL with credentials in it (user:password@) is refused: put the key in an "
+                "environment variable and name it with server.api_key_env");
+    } else if (!s.url.empty() && s.url.rfind("http://", 0) != 0 &&
+               s.url.rfind("https://", 0) != 0) {
+      c.problem(path + ".url",
+                fmt::format("'{}' is not an http:// or https:// URL", url_for_display(s.url)));
+    } else if (s.url.find_first_of("?#") != std::string::npos) {
+      c.problem(path + ".url",
+                fmt::format("'{}': expected the server's base URL, without a query (?...) or "
+                            "fragment (#...)",
+                            url_for_display(s.url)));
+    }
+    while (!s.url.empty() && s.url.back() == '/') {
+      s.url.pop_back();
+    }
+  }
+  if (v.contains("binary")) {
+    s.binary = c.string(v["binary"], path + ".binary", false).value_or("");
+  }
+  if (v.contains("args")) {
+    if (!v["args"].is_array()) {
+      c.problem(path + ".args", "expected an array of strings, one per argument");
+    } else {
+      s.args.clear();
+      for (std::size_t i = 0; i < v["args"].size(); ++i) {
+        const std::string arg_path = fmt::format("{}.args[{}]", path, i);
+        if (auto a = c.string(v["args"][i], arg_path, false)) {
+          check_server_arg(c, arg_path, *a);
+          s.args.push_back(*a);
+        }
+      }
+    }
+  }
+  if (v.contains("threads")) {
+    s.threads = c.integer(v["threads"], path + ".threads", 0, 1024).value_or(0);
+  }
+  if (v.contains("flash_attn")) {
+    if (auto fa = c.string(v["flash_attn"], path + ".flash_attn", false)) {
+      if (*fa != "on" && *fa != "off" && *fa != "auto") {
+        c.problem(path + ".flash_attn", fmt::format("'{}': expected 'on', 'off' or 'auto'", *fa));
+      } else {
+        s.flash_attn = *fa;
+      }
+    }
+  }
+  if (v.contains("api_key_env")) {
+    s.api_key_env = c.string(v["api_key_env"], path + ".api_key_env", false).value_or("");
+  }
+  if (s.url.empty() && v.contains("cache_rule")) {
+    c.problem(path + ".cache_rule",
+              "a managed llama-server caches every shared token: 'cache_rule' states how an "
+              "attached server (server.url) caches");
+  }
+  if (!s.url.empty() && (v.contains("binary") || v.contains("args") || v.contains("threads"))) {
+    c.problem(path,
+              "'url' attaches to a running server: 'binary', 'args' and 'threads' "
+              "apply only to a managed server");
+  }
+}
+
+json detail::server_to_json(const ServerSpec& spec) {
+  json server = {
+      {"kind", to_string(spec.kind)}, {"model", spec.model}, {"flash_attn", spec.flash_attn}};
+  if (spec.managed()) {
+    server["threads"] = spec.threads;
+    server["args"] = spec.args;
+  } else {
+    server["url"] = spec.url;
+  }
+  if (!spec.binary.empty()) {
+    server["binary"] = spec.binary;
+  }
+  if (!spec.api_key_env.empty()) {
+    server["api_key_env"] = spec.api_key_env;
+  }
+  if (spec.kind == ServerKind::openai) {
+    server["endpoint"] = spec.endpoint;
+  }
+  if (spec.kind == ServerKind::anthropic) {
+    server["cache_breakpoint"] = spec.cache_breakpoint;
+  }
+  if (spec.cache_rule.stated()) {
+    server["cache_rule"] = {{"min_tokens", spec.cache_rule.min_tokens},
+                            {"step", spec.cache_rule.step}};
+  }
+  return server;
+}
+
+}  // namespace kvbench::scenario
