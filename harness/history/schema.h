@@ -1,0 +1,30 @@
+#pragma once
+// The history's tables, in both stores: the schema of the current version, the session columns
+// version 3 added, and a call's row of the calls table with its INSERT. schema.cpp also holds
+// History::create_schema and History::migrate, which use them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/core/record.h"
+#include "harness/gate/host.h"
+#include "harness/history/sql.h"
+
+namespace kvbench::history {
+
+// CREATE TABLE statements of the current version for `d`.
+std::string schema_for(Dialect d);
+
+// The columns version 3 added to sessions: name and SQLite declaration.
+constexpr std::size_t kAddedSessionColumnCount = 15;
+extern const char* const kAddedSessionColumns[kAddedSessionColumnCount][2];
+
+// The sessions table's gpus column: the host's GPUs, "; " between them.
+std::string gpus_text(const gate::HostFingerprint& h);
+
+// The calls table's row of `c` in session `session_id`, in kInsertCall's order.
+std::vector<SqlValue> call_row(std::int64_t session_id, const CallRecord& c);
+extern const char* const kInsertCall;
+
+}  // namespace kvbench::history
