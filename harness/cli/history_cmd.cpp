@@ -172,35 +172,161 @@ int gate_against_history(const GateCliOptions& o) {
   return publish(report, run.dir, o);
 }
 
+namespace {
+
+// What the history commands take (each its own part of it).
+struct HistoryOptions {
+  std::string db;
+  std::vector<std::string> run_dirs;
+  std::string label;
+  std::string metric;
+  std::vector<std::string> files;
+};
+
+const char* const kWhereHelp =
+    "History: a SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (the password "
+    "from PGPASSWORD or ~/.pgpass)";
+
+// kvbench ingest: every run is checked before the history is opened, so bad input writes
+// nothing.
+void run_ingest(const HistoryOptions& o) {
+  for (const auto& dir : o.run_dirs) {
+    history::check_ingestible(gate::load_run_inputs(dir));
+  }
+  const auto db = history::History::open(o.db, history::Access::write);
+  note_migration(*db);
+  for (const auto& dir : o.run_dirs) {
+    ingest_run(*db, dir, o.label, false);
+  }
+}
+
+void run_history_add(const HistoryOptions& o) {
+  history::check_ingestible(gate::load_run_inputs(o.run_dirs.front()));
+  const auto db = history::History::open(o.db, history::Access::write);
+  note_migration(*db);
+  ingest_run(*db, o.run_dirs.front(), o.label, true);
+}
+
+void run_history_list(const HistoryOptions& o, const OutputOptions& out_options,
+                      const std::vector<std::string>& formats) {
+  const auto targets = resolve_outputs(out_options, formats, "history list");
+  const auto db = history::History::open(o.db, history::Access::read);
+  report::Table t({{"session", true},
+                   {"recorded_at", false},
+                   {"run_id", false},
+                   {"scenario", false},
+                   {"scenario_hash", false},
+                   {"host_class", false},
+                   {"hostname", false},
+                   {"server_version", false},
+                   {"calls", true},
+                   {"git_revision", false},
+                   {"label", false},
+                   {"run_labels", false}});
+  for (const auto& s : db->list()) {
+    const auto& i = s.info;
+    t.add_row({std::to_string(s.id), i.recorded_at, i.run_id, i.scenario_name, i.scenario_hash,
+               i.host_class, i.host.hostname, i.host.server_version, std::to_string(i.calls),
+               i.git_revision, i.label, i.run_labels});
+  }
+  write_outputs(targets,
+                [&](std::ostream& out, const std::string& format) { t.write(out, format); });
+}
+
+void run_history_show(const HistoryOptions& o, const OutputOptions& out_options,
+                      const std::vector<std::string>& formats) {
+  const auto targets = resolve_outputs(out_options, formats, "history show");
+  const auto db = history::History::open(o.db, history::Access::read);
+  report::Table t({{"session", true},
+                   {"run_id", false},
+                   {"recorded_at", false},
+                   {"host_class", false},
+                   {"metric", false},
+                   {"condition", false},
+                   {"variant", false},
+                   {"value", true},
+                   {"x_ref", true},
+                   {"n", true}});
+  for (const auto& r : db->rows()) {
+    const auto& v = r.value;
+    if (!o.metric.empty() && v.metric != o.metric) {
+      continue;
+    }
+    t.add_row({std::to_string(r.session_id), r.info.run_id, r.info.recorded_at, r.info.host_class,
+               v.metric, v.condition, v.variant, fmt::format("{:.6g}", v.value),
+               fmt::format("{}", v.ref_prompt_tokens), std::to_string(v.n)});
+  }
+  write_outputs(targets,
+                [&](std::ostream& out, const std::string& format) { t.write(out, format); });
+}
+
+void run_history_export(const HistoryOptions& o, const OutputOptions& out_options) {
+  const auto targets = resolve_outputs(out_options, {"jsonl"}, "history export");
+  const auto db = history::History::open(o.db, history::Access::read);
+  const auto ids = db->session_ids();
+  write_outputs(targets, [&](std::ostream& out, const std::string&) {
+    for (const auto id : ids) {
+      out << history::to_export_line(db->session(id)).dump() << '\n';
+    }
+  });
+  std::cerr << fmt::format("exported {} sessions from {}\n", ids.size(), db->where());
+}
+
+// Every line of every file is checked before the history is opened.
+void run_history_import(const HistoryOptions& o) {
+  std::vector<std::pair<std::string, std::vector<history::Session>>> inputs;
+  for (const auto& f : o.files) {
+    if (f == "-") {
+      inputs.emplace_back("stdin", history::read_export(std::cin, "stdin"));
+      continue;
+    }
+    std::ifstream in(f);
+    if (!in) {
+      throw InputError(fmt::format("{}: cannot read it", f));
+    }
+    inputs.emplace_back(f, history::read_export(in, f));
+  }
+  const auto db = history::History::open(o.db, history::Access::write);
+  note_migration(*db);
+  std::size_t added = 0;
+  std::size_t known = 0;
+  for (const auto& [name, sessions] : inputs) {
+    for (const auto& s : sessions) {
+      (db->add(s).added ? added : known) += 1;
+    }
+  }
+  std::cout << fmt::format("imported {} sessions into {} ({} already there)\n", added, db->where(),
+                           known);
+}
+
+void run_history_migrate(const HistoryOptions& o) {
+  const auto db = history::History::open(o.db, history::Access::write);
+  if (db->migrated_from() != 0 && db->migrated_from() < history::kSchemaVersion) {
+    note_migration(*db);
+  } else {
+    std::cout << fmt::format("{}: already at schema version {}\n", db->where(),
+                             db->schema_version());
+  }
+}
+
+}  // namespace
+
 void setup_history_command(CLI::App& app, int& exit_code) {
-  struct Options {
-    std::string db;
-    std::vector<std::string> run_dirs;
-    std::string label;
-    std::string metric;
-    std::vector<std::string> files;
+  auto o = std::make_shared<HistoryOptions>();
+  const std::string where_help = kWhereHelp;
+  // The callback of a command that writes no output of the output scheme.
+  const auto done = [o, &exit_code](void (*run)(const HistoryOptions&)) {
+    return [o, run, &exit_code] {
+      run(*o);
+      exit_code = 0;
+    };
   };
-  auto o = std::make_shared<Options>();
-  const std::string where_help =
-      "History: a SQLite file, or a PostgreSQL URL postgresql://USER@HOST:PORT/DB (the password "
-      "from PGPASSWORD or ~/.pgpass)";
   auto* ingest = app.add_subcommand(
       "ingest", "Store finished runs in a history (SQLite or PostgreSQL), once each");
   ingest->add_option("run_dir", o->run_dirs, "Run folders")->required();
   ingest->add_option("--history", o->db, where_help)->required();
   ingest->add_option("--label", o->label, "A label for the sessions, e.g. a commit or build");
-  ingest->callback([o, &exit_code] {
-    // Every run is checked before the history is opened: bad input writes nothing.
-    for (const auto& dir : o->run_dirs) {
-      history::check_ingestible(gate::load_run_inputs(dir));
-    }
-    const auto db = history::History::open(o->db, history::Access::write);
-    note_migration(*db);
-    for (const auto& dir : o->run_dirs) {
-      ingest_run(*db, dir, o->label, false);
-    }
-    exit_code = 0;
-  });
+  ingest->callback(done(run_ingest));
 
   auto* cmd =
       app.add_subcommand("history", "A history of accepted runs for the separate-session gate");
@@ -209,13 +335,7 @@ void setup_history_command(CLI::App& app, int& exit_code) {
   add->add_option("db", o->db, where_help + "; a file is created if missing")->required();
   add->add_option("run_dir", o->run_dirs, "Run folder")->required()->expected(1);
   add->add_option("--label", o->label, "A label for the session, e.g. a commit or build");
-  add->callback([o, &exit_code] {
-    history::check_ingestible(gate::load_run_inputs(o->run_dirs.front()));
-    const auto db = history::History::open(o->db, history::Access::write);
-    note_migration(*db);
-    ingest_run(*db, o->run_dirs.front(), o->label, true);
-    exit_code = 0;
-  });
+  add->callback(done(run_history_add));
   // Both listings are tables: Markdown by default, or any format of the one output scheme.
   const std::vector<std::string> formats = report::Table::formats();
   auto list_out = std::make_shared<OutputOptions>();
@@ -223,28 +343,7 @@ void setup_history_command(CLI::App& app, int& exit_code) {
   list->add_option("db", o->db, where_help)->required();
   add_output_options(list, *list_out, formats);
   list->callback([o, list_out, formats, &exit_code] {
-    const auto targets = resolve_outputs(*list_out, formats, "history list");
-    const auto db = history::History::open(o->db, history::Access::read);
-    report::Table t({{"session", true},
-                     {"recorded_at", false},
-                     {"run_id", false},
-                     {"scenario", false},
-                     {"scenario_hash", false},
-                     {"host_class", false},
-                     {"hostname", false},
-                     {"server_version", false},
-                     {"calls", true},
-                     {"git_revision", false},
-                     {"label", false},
-                     {"run_labels", false}});
-    for (const auto& s : db->list()) {
-      const auto& i = s.info;
-      t.add_row({std::to_string(s.id), i.recorded_at, i.run_id, i.scenario_name, i.scenario_hash,
-                 i.host_class, i.host.hostname, i.host.server_version, std::to_string(i.calls),
-                 i.git_revision, i.label, i.run_labels});
-    }
-    write_outputs(targets,
-                  [&](std::ostream& out, const std::string& format) { t.write(out, format); });
+    run_history_list(*o, *list_out, formats);
     exit_code = 0;
   });
   auto show_out = std::make_shared<OutputOptions>();
@@ -253,29 +352,7 @@ void setup_history_command(CLI::App& app, int& exit_code) {
   show->add_option("--metric", o->metric, "Only this metric");
   add_output_options(show, *show_out, formats);
   show->callback([o, show_out, formats, &exit_code] {
-    const auto targets = resolve_outputs(*show_out, formats, "history show");
-    const auto db = history::History::open(o->db, history::Access::read);
-    report::Table t({{"session", true},
-                     {"run_id", false},
-                     {"recorded_at", false},
-                     {"host_class", false},
-                     {"metric", false},
-                     {"condition", false},
-                     {"variant", false},
-                     {"value", true},
-                     {"x_ref", true},
-                     {"n", true}});
-    for (const auto& r : db->rows()) {
-      const auto& v = r.value;
-      if (!o->metric.empty() && v.metric != o->metric) {
-        continue;
-      }
-      t.add_row({std::to_string(r.session_id), r.info.run_id, r.info.recorded_at, r.info.host_class,
-                 v.metric, v.condition, v.variant, fmt::format("{:.6g}", v.value),
-                 fmt::format("{}", v.ref_prompt_tokens), std::to_string(v.n)});
-    }
-    write_outputs(targets,
-                  [&](std::ostream& out, const std::string& format) { t.write(out, format); });
+    run_history_show(*o, *show_out, formats);
     exit_code = 0;
   });
   auto export_out = std::make_shared<OutputOptions>();
@@ -284,61 +361,18 @@ void setup_history_command(CLI::App& app, int& exit_code) {
   exp->add_option("db", o->db, where_help)->required();
   add_output_options(exp, *export_out, {"jsonl"});
   exp->callback([o, export_out, &exit_code] {
-    const auto targets = resolve_outputs(*export_out, {"jsonl"}, "history export");
-    const auto db = history::History::open(o->db, history::Access::read);
-    const auto ids = db->session_ids();
-    write_outputs(targets, [&](std::ostream& out, const std::string&) {
-      for (const auto id : ids) {
-        out << history::to_export_line(db->session(id)).dump() << '\n';
-      }
-    });
-    std::cerr << fmt::format("exported {} sessions from {}\n", ids.size(), db->where());
+    run_history_export(*o, *export_out);
     exit_code = 0;
   });
   auto* imp = cmd->add_subcommand(
       "import", "Store the sessions of exported JSON lines, once each (each in one transaction)");
   imp->add_option("db", o->db, where_help + "; a file is created if missing")->required();
   imp->add_option("files", o->files, "Exported JSON lines (- for stdin)")->required();
-  imp->callback([o, &exit_code] {
-    // Every line of every file is checked before the history is opened.
-    std::vector<std::pair<std::string, std::vector<history::Session>>> inputs;
-    for (const auto& f : o->files) {
-      if (f == "-") {
-        inputs.emplace_back("stdin", history::read_export(std::cin, "stdin"));
-        continue;
-      }
-      std::ifstream in(f);
-      if (!in) {
-        throw InputError(fmt::format("{}: cannot read it", f));
-      }
-      inputs.emplace_back(f, history::read_export(in, f));
-    }
-    const auto db = history::History::open(o->db, history::Access::write);
-    note_migration(*db);
-    std::size_t added = 0;
-    std::size_t known = 0;
-    for (const auto& [name, sessions] : inputs) {
-      for (const auto& s : sessions) {
-        (db->add(s).added ? added : known) += 1;
-      }
-    }
-    std::cout << fmt::format("imported {} sessions into {} ({} already there)\n", added,
-                             db->where(), known);
-    exit_code = 0;
-  });
+  imp->callback(done(run_history_import));
   auto* migrate = cmd->add_subcommand(
       "migrate", "Bring a history written by an older kvbench to this schema version");
   migrate->add_option("db", o->db, where_help)->required();
-  migrate->callback([o, &exit_code] {
-    const auto db = history::History::open(o->db, history::Access::write);
-    if (db->migrated_from() != 0 && db->migrated_from() < history::kSchemaVersion) {
-      note_migration(*db);
-    } else {
-      std::cout << fmt::format("{}: already at schema version {}\n", db->where(),
-                               db->schema_version());
-    }
-    exit_code = 0;
-  });
+  migrate->callback(done(run_history_migrate));
 }
 
 }  // namespace kvbench::cli
