@@ -27,6 +27,74 @@ struct RunCliOptions {
   int sets = 1;
   OutputOptions out;
 };
+
+// Runs the scenario, or completes (--resume) or extends (--extend) a run folder.
+run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& ro) {
+  if (!o.extend.empty()) {
+    results::check_writable_folder(o.extend, "--extend");
+    process::install_signal_handlers();
+    return servers::extend_run(o.extend, o.sets, ro);
+  }
+  if (!o.resume.empty()) {
+    results::check_writable_folder(o.resume, "--resume");
+    process::install_signal_handlers();
+    return servers::resume_run(o.resume, ro);
+  }
+  const auto s = run::with_overrides(scenario::load_scenario(scenario_argument(o.scenario)), ro);
+  results::check_writable_folder(ro.results_root, "--results");
+  process::install_signal_handlers();
+  return servers::run_scenario(s, ro);
+}
+
+// The report stays with the run: report.md and summary.json (what `kvbench report --json`
+// writes), replaced whole, so stdout can be redirected into a clean Markdown file; then the
+// outputs asked for.
+report::RunReport write_run_report(const std::filesystem::path& run_dir,
+                                   const std::vector<OutputTarget>& targets) {
+  auto loaded = results::load_run(run_dir);
+  auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
+                                     std::move(loaded.warnings), loaded.answers);
+  std::ostringstream md;
+  report::write_markdown(md, report);
+  {
+    AtomicFileWriter out(run_dir / "report.md");
+    out.write(md.str());
+    out.commit();
+  }
+  results::write_json_atomic(run_dir / "summary.json", report::to_json(report));
+  write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+    if (format == "md") {
+      out << md.str();
+    } else {
+      report::write_report(out, report, format);
+    }
+  });
+  return report;
+}
+
+// kvbench run; returns its exit code.
+int run_run(const RunCliOptions& o) {
+  // What stdout (and any -o) carries once the run ends, checked before anything starts.
+  const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
+  const run::RunOptions ro = to_run_options(o.server);
+  if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
+    throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
+  }
+  const run::RunSummary summary = run_or_continue(o, ro);
+  const auto report = write_run_report(summary.run_dir, targets);
+  fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
+             summary.run_dir.string());
+  if (!summary.complete) {
+    fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
+    return process::stop_requested() ? 128 + process::stop_signal() : 1;
+  }
+  // A failing server is a measurement, but a run short of its plan does not pass as one.
+  const auto short_of_plan = report::shortfalls(report);
+  for (const auto& why : short_of_plan) {
+    fmt::print(stderr, "kvbench run: {}\n", why);
+  }
+  return short_of_plan.empty() ? 0 : 3;
+}
 }  // namespace
 
 void setup_run_command(CLI::App& app, int& exit_code) {
@@ -50,65 +118,7 @@ void setup_run_command(CLI::App& app, int& exit_code) {
   resume_opt->excludes(extend_opt);
   add_server_options(cmd, o->server, "Folder the run folder is created in");
   add_output_options(cmd, o->out, report::report_formats());
-  cmd->callback([o, &exit_code] {
-    // What stdout (and any -o) carries once the run ends, checked before anything starts.
-    const auto targets = resolve_outputs(o->out, report::report_formats(), "run");
-    const run::RunOptions ro = to_run_options(o->server);
-    if (o->scenario.empty() && o->resume.empty() && o->extend.empty()) {
-      throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
-    }
-    run::RunSummary summary;
-    if (!o->extend.empty()) {
-      results::check_writable_folder(o->extend, "--extend");
-      process::install_signal_handlers();
-      summary = servers::extend_run(o->extend, o->sets, ro);
-    } else if (!o->resume.empty()) {
-      results::check_writable_folder(o->resume, "--resume");
-      process::install_signal_handlers();
-      summary = servers::resume_run(o->resume, ro);
-    } else {
-      const auto s =
-          run::with_overrides(scenario::load_scenario(scenario_argument(o->scenario)), ro);
-      results::check_writable_folder(ro.results_root, "--results");
-      process::install_signal_handlers();
-      summary = servers::run_scenario(s, ro);
-    }
-    auto loaded = results::load_run(summary.run_dir);
-    const auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
-                                             std::move(loaded.warnings), loaded.answers);
-    // The report stays with the run: report.md and summary.json (what `kvbench report --json`
-    // writes), replaced whole, so stdout can be redirected into a clean Markdown file.
-    std::ostringstream md;
-    report::write_markdown(md, report);
-    {
-      AtomicFileWriter out(summary.run_dir / "report.md");
-      out.write(md.str());
-      out.commit();
-    }
-    results::write_json_atomic(summary.run_dir / "summary.json", report::to_json(report));
-    write_outputs(targets, [&](std::ostream& out, const std::string& format) {
-      if (format == "md") {
-        out << md.str();
-      } else {
-        report::write_report(out, report, format);
-      }
-    });
-    fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
-               summary.run_dir.string());
-    if (!summary.complete) {
-      fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
-      exit_code = process::stop_requested() ? 128 + process::stop_signal() : 1;
-      return;
-    }
-    // A failing server is a measurement, but a run short of its plan does not pass as one.
-    const auto short_of_plan = report::shortfalls(report);
-    for (const auto& why : short_of_plan) {
-      fmt::print(stderr, "kvbench run: {}\n", why);
-    }
-    if (!short_of_plan.empty()) {
-      exit_code = 3;
-    }
-  });
+  cmd->callback([o, &exit_code] { exit_code = run_run(*o); });
 }
 
 }  // namespace kvbench::cli
