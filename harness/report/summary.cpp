@@ -87,7 +87,10 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
   return r;
 }
 
-void write_markdown(std::ostream& out, const RunReport& report) {
+namespace {
+
+// The header lines: the run, its server, model and machine, its calls, and what it fell short of.
+void write_run_header(std::ostream& out, const RunReport& report) {
   const results::RunManifest& run = report.run;
   const auto& calls = report.calls;
   const auto or_unknown = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
@@ -160,17 +163,11 @@ void write_markdown(std::ostream& out, const RunReport& report) {
         p.value("sets", 0) == 1 ? "" : "s", p.value("calls", 0),
         100 * p.value("target_half_width", 0.0), p.value("max_calls", 0), p.value("status", "?"));
   }
-  const bool singles = std::any_of(calls.begin(), calls.end(), [](const CallRecord& c) {
-    return !c.turn && c.kind == CallKind::timed;
-  });
-  if (!singles && report.conversation.present) {
-    write_counters_markdown(out, report.counters);
-    write_conversation_markdown(out, report.conversation);
-    write_memory_markdown(out, report.memory);
-    return;
-  }
-  out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
-  write_conditions_markdown(out, report.conditions);
+}
+
+// Whether the prompt cache did as predicted over the timed calls, and the rule of the prediction.
+void write_prompt_cache_markdown(std::ostream& out, const RunReport& report) {
+  const json server = report.run.server.is_object() ? report.run.server : json::object();
   const auto& cc = report.cache;
   if (cc.timed_ok == 0) {
     out << "\nPrompt cache: the server reported no reused-token count (cache_n) for any timed "
@@ -211,13 +208,58 @@ void write_markdown(std::ostream& out, const RunReport& report) {
     out << "The predictions follow the server's caching rule (server.cache_rule): " << words
         << ".\n";
   }
+}
+
+using SectionWriter = void (*)(std::ostream&, const RunReport&);
+
+void conditions_section(std::ostream& out, const RunReport& report) {
+  out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
+  write_conditions_markdown(out, report.conditions);
+  write_prompt_cache_markdown(out, report);
+}
+void counters_section(std::ostream& out, const RunReport& report) {
   write_counters_markdown(out, report.counters);
+}
+void effects_section(std::ostream& out, const RunReport& report) {
   write_effects_markdown(out, report.analysis);
-  write_concurrency_markdown(out, run);
+}
+void concurrency_section(std::ostream& out, const RunReport& report) {
+  write_concurrency_markdown(out, report.run);
+}
+void memory_section(std::ostream& out, const RunReport& report) {
   write_memory_markdown(out, report.memory);
+}
+void prefix_section(std::ostream& out, const RunReport& report) {
   write_prefix_markdown(out, report.prefix);
-  write_answers_markdown(out, report);
+}
+void conversation_section(std::ostream& out, const RunReport& report) {
   write_conversation_markdown(out, report.conversation);
+}
+
+// The report's sections after its header, in order: of a run with single prompts, and of a run of
+// conversations only. Each section prints nothing where the run has nothing of it.
+constexpr SectionWriter kSections[] = {conditions_section,     counters_section,    effects_section,
+                                       concurrency_section,    memory_section,      prefix_section,
+                                       write_answers_markdown, conversation_section};
+constexpr SectionWriter kConversationSections[] = {counters_section, conversation_section,
+                                                   memory_section};
+
+}  // namespace
+
+void write_markdown(std::ostream& out, const RunReport& report) {
+  write_run_header(out, report);
+  const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
+    return !c.turn && c.kind == CallKind::timed;
+  });
+  if (!singles && report.conversation.present) {
+    for (const auto section : kConversationSections) {
+      section(out, report);
+    }
+    return;
+  }
+  for (const auto section : kSections) {
+    section(out, report);
+  }
 }
 
 const std::vector<std::string>& report_formats() {
