@@ -111,6 +111,40 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
   }
 }
 
+// How often and how long each call runs: repeats, block_repeats, seed, max_tokens, warmup,
+// timeout_s.
+void parse_run_settings(Checker& c, const json& doc, Scenario& s) {
+  if (doc.contains("repeats")) {
+    s.repeats = c.integer(doc["repeats"], "repeats", 1, 10000).value_or(s.repeats);
+  }
+  if (doc.contains("block_repeats")) {
+    s.block_repeats = c.integer(doc["block_repeats"], "block_repeats", 1, 100).value_or(1);
+  }
+  if (doc.contains("seed")) {
+    if (!doc["seed"].is_number_unsigned()) {
+      c.problem("seed", fmt::format("expected a non-negative integer, got {}",
+                                    Checker::describe(doc["seed"])));
+    } else {
+      s.seed = doc["seed"].get<std::uint64_t>();
+    }
+  }
+  if (doc.contains("max_tokens")) {
+    s.max_tokens = c.integer(doc["max_tokens"], "max_tokens", 2, 100000).value_or(s.max_tokens);
+  }
+  if (doc.contains("warmup")) {
+    s.warmup = c.integer(doc["warmup"], "warmup", 0, 100).value_or(s.warmup);
+  }
+  if (doc.contains("timeout_s")) {
+    const json& t = doc["timeout_s"];
+    if (!t.is_number() || t.get<double>() <= 0 || t.get<double>() > 86400) {
+      c.problem("timeout_s", fmt::format("expected a number of seconds in (0, 86400], got {}",
+                                         Checker::describe(t)));
+    } else {
+      s.timeout_s = t.get<double>();
+    }
+  }
+}
+
 void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
@@ -157,35 +191,7 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   } else {
     parse_factors(c, doc["factors"], s.factors, conversation);
   }
-  if (doc.contains("repeats")) {
-    s.repeats = c.integer(doc["repeats"], "repeats", 1, 10000).value_or(s.repeats);
-  }
-  if (doc.contains("block_repeats")) {
-    s.block_repeats = c.integer(doc["block_repeats"], "block_repeats", 1, 100).value_or(1);
-  }
-  if (doc.contains("seed")) {
-    if (!doc["seed"].is_number_unsigned()) {
-      c.problem("seed", fmt::format("expected a non-negative integer, got {}",
-                                    Checker::describe(doc["seed"])));
-    } else {
-      s.seed = doc["seed"].get<std::uint64_t>();
-    }
-  }
-  if (doc.contains("max_tokens")) {
-    s.max_tokens = c.integer(doc["max_tokens"], "max_tokens", 2, 100000).value_or(s.max_tokens);
-  }
-  if (doc.contains("warmup")) {
-    s.warmup = c.integer(doc["warmup"], "warmup", 0, 100).value_or(s.warmup);
-  }
-  if (doc.contains("timeout_s")) {
-    const json& t = doc["timeout_s"];
-    if (!t.is_number() || t.get<double>() <= 0 || t.get<double>() > 86400) {
-      c.problem("timeout_s", fmt::format("expected a number of seconds in (0, 86400], got {}",
-                                         Checker::describe(t)));
-    } else {
-      s.timeout_s = t.get<double>();
-    }
-  }
+  parse_run_settings(c, doc, s);
   if (doc.contains("probes")) {
     parse_probes(c, doc["probes"], s.probes);
   }

@@ -58,16 +58,8 @@ void check_server_arg(Checker& c, const std::string& path, const std::string& ar
   }
 }
 
-}  // namespace
-
-void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
-  if (!v.is_object()) {
-    c.problem(path, fmt::format("expected an object, got {}", Checker::describe(v)));
-    return;
-  }
-  c.keys(v, path,
-         {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
-          "endpoint", "cache_breakpoint", "cache_rule"});
+// server.kind, and the fields only one kind has: endpoint (openai), cache_breakpoint (anthropic).
+void parse_kind(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (v.contains("kind")) {
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (*k == "llama-server") {
@@ -112,6 +104,10 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
       }
     }
   }
+}
+
+// server.cache_rule: how an attached server caches (min_tokens, step).
+void parse_cache_rule(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (v.contains("cache_rule")) {
     const json& r = v["cache_rule"];
     const std::string rpath = path + ".cache_rule";
@@ -130,9 +126,10 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
       }
     }
   }
-  if (v.contains("model")) {
-    s.model = c.string(v["model"], path + ".model", false).value_or(s.model);
-  }
+}
+
+// server.url: an http(s) base URL without credentials, query or fragment; trailing / dropped.
+void parse_url(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (v.contains("url")) {
     s.url = c.string(v["url"], path + ".url", false).value_or("");
     if (url_has_credentials(s.url)) {
@@ -154,9 +151,10 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
       s.url.pop_back();
     }
   }
-  if (v.contains("binary")) {
-    s.binary = c.string(v["binary"], path + ".binary", false).value_or("");
-  }
+}
+
+// server.args: extra arguments of a managed server, none of the flags kvbench sets itself.
+void parse_args(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (v.contains("args")) {
     if (!v["args"].is_array()) {
       c.problem(path + ".args", "expected an array of strings, one per argument");
@@ -171,6 +169,28 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
       }
     }
   }
+}
+
+}  // namespace
+
+void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
+  if (!v.is_object()) {
+    c.problem(path, fmt::format("expected an object, got {}", Checker::describe(v)));
+    return;
+  }
+  c.keys(v, path,
+         {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
+          "endpoint", "cache_breakpoint", "cache_rule"});
+  parse_kind(c, v, path, s);
+  parse_cache_rule(c, v, path, s);
+  if (v.contains("model")) {
+    s.model = c.string(v["model"], path + ".model", false).value_or(s.model);
+  }
+  parse_url(c, v, path, s);
+  if (v.contains("binary")) {
+    s.binary = c.string(v["binary"], path + ".binary", false).value_or("");
+  }
+  parse_args(c, v, path, s);
   if (v.contains("threads")) {
     s.threads = c.integer(v["threads"], path + ".threads", 0, 1024).value_or(0);
   }
