@@ -51,117 +51,104 @@ std::string turn_ranges(std::vector<int> v) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-}  // namespace
-
-ConversationReport conversation_report(const results::RunManifest& run,
-                                       const std::vector<CallRecord>& calls) {
-  ConversationReport out;
-  const json conv = run.scenario.value("conversation", json::object());
-  if (conv.empty()) {
-    return out;
-  }
-  out.present = true;
-  out.turns = conv.value("turns", 0);
-  out.slots = conv.value("slots", 1);
-  out.concurrent = conv.value("concurrent", false);
-  out.think_time_s = conv.value("think_time_s", 0.0);
-  using Key = std::tuple<std::string, int, bool, int>;  // config, level, reuse, turn
-  struct Acc {
-    std::vector<double> ttft, prompt, reused, history, decode;
-    int n = 0, failed = 0, proved = 0, predicted = 0, lost = 0;
-  };
-  std::map<Key, Acc> acc;
-  using LevelKey = std::tuple<std::string, int>;
-  struct LevelAcc {
-    int turns = 0, kept = 0;
-    double reused = 0, history = 0;
-    std::vector<double> reread, ttft;
-  };
+using TurnKey = std::tuple<std::string, int, bool, int>;  // config, level, reuse, turn
+struct TurnAcc {
+  std::vector<double> ttft, prompt, reused, history, decode;
+  int n = 0, failed = 0, proved = 0, predicted = 0, lost = 0;
+};
+using LevelKey = std::tuple<std::string, int>;  // config, level
+struct LevelAcc {
+  int turns = 0, kept = 0;
+  double reused = 0, history = 0;
+  std::vector<double> reread, ttft;
+};
+struct AtOnce {
+  int max_in_flight = 0;
+  std::vector<double> wait;
+};
+// What the turns add up to, before the rows are made.
+struct Tally {
+  std::map<TurnKey, TurnAcc> acc;
   std::map<LevelKey, LevelAcc> levels;
-  struct AtOnce {
-    int max_in_flight = 0;
-    std::vector<double> wait;
-  };
   std::map<LevelKey, AtOnce> at_once;
   std::map<std::tuple<int, int, int>, std::vector<int>> lost;  // block, conversation, level
   std::map<std::string, std::vector<double>> final_tokens;
-  for (const auto& r : calls) {
-    if (!r.turn || r.kind != CallKind::timed || r.outcome == Outcome::aborted) {
-      continue;
+};
+
+// Adds one call (a timed turn, ended) to the tally and to `out`'s counts.
+void tally_turn(const CallRecord& r, ConversationReport& out, Tally& tl) {
+  if (!r.turn || r.kind != CallKind::timed || r.outcome == Outcome::aborted) {
+    return;
+  }
+  const auto& t = *r.turn;
+  TurnAcc& a = tl.acc[{turn_config(r), t.conversations, t.reuse, t.turn}];
+  if (!r.ok()) {
+    ++a.failed;
+    return;
+  }
+  ++a.n;
+  if (r.client.ttft_ms) {
+    a.ttft.push_back(*r.client.ttft_ms);
+  }
+  if (r.in_flight) {
+    AtOnce& o = tl.at_once[{turn_config(r), t.conversations}];
+    o.max_in_flight = std::max(o.max_in_flight, *r.in_flight);
+    if (r.queue_ms) {
+      o.wait.push_back(*r.queue_ms);
     }
-    const auto& t = *r.turn;
-    Acc& a = acc[{turn_config(r), t.conversations, t.reuse, t.turn}];
-    if (!r.ok()) {
-      ++a.failed;
-      continue;
+  }
+  // The prompt as counted before sending, or as the server counted it (no token ids).
+  if (const auto tokens =
+          r.prompt_tokens_counted ? r.prompt_tokens_counted : r.server.prompt_total) {
+    a.prompt.push_back(*tokens);
+    if (t.turn == out.turns && t.reuse) {
+      tl.final_tokens[turn_config(r)].push_back(*tokens);
     }
-    ++a.n;
+  }
+  if (r.server.cache_n) {
+    a.reused.push_back(*r.server.cache_n);
+  }
+  if (t.history_tokens) {
+    a.history.push_back(*t.history_tokens);
+  }
+  if (r.client.decode_tps) {
+    a.decode.push_back(*r.client.decode_tps);
+  }
+  if (r.server.cache_n && r.expected_cache_n) {
+    ++a.predicted;
+    ++out.predicted;
+    if (*r.server.cache_n == *r.expected_cache_n) {
+      ++a.proved;
+      ++out.proved;
+    }
+  } else if (r.server.cache_n) {
+    ++out.unpredicted;
+  }
+  if (turn_flagged(r, "history_lost")) {
+    ++a.lost;
+    ++out.lost;
+    tl.lost[{r.block, t.conversation, t.conversations}].push_back(t.turn);
+  }
+  out.restored += turn_flagged(r, "history_restored") ? 1 : 0;
+  out.unexpected += turn_flagged(r, "unexpected_cache_reuse") ? 1 : 0;
+  if (t.reuse && t.turn > 1 && t.history_tokens && r.server.cache_n) {
+    LevelAcc& l = tl.levels[{turn_config(r), t.conversations}];
+    ++l.turns;
+    l.history += *t.history_tokens;
+    l.reused += std::min(*r.server.cache_n, *t.history_tokens);
+    if (*r.server.cache_n >= *t.history_tokens) {
+      ++l.kept;
+    } else {
+      l.reread.push_back(*t.history_tokens - *r.server.cache_n);
+    }
     if (r.client.ttft_ms) {
-      a.ttft.push_back(*r.client.ttft_ms);
-    }
-    if (r.in_flight) {
-      AtOnce& o = at_once[{turn_config(r), t.conversations}];
-      o.max_in_flight = std::max(o.max_in_flight, *r.in_flight);
-      if (r.queue_ms) {
-        o.wait.push_back(*r.queue_ms);
-      }
-    }
-    // The prompt as counted before sending, or as the server counted it (no token ids).
-    if (const auto tokens =
-            r.prompt_tokens_counted ? r.prompt_tokens_counted : r.server.prompt_total) {
-      a.prompt.push_back(*tokens);
-      if (t.turn == out.turns && t.reuse) {
-        final_tokens[turn_config(r)].push_back(*tokens);
-      }
-    }
-    if (r.server.cache_n) {
-      a.reused.push_back(*r.server.cache_n);
-    }
-    if (t.history_tokens) {
-      a.history.push_back(*t.history_tokens);
-    }
-    if (r.client.decode_tps) {
-      a.decode.push_back(*r.client.decode_tps);
-    }
-    if (r.server.cache_n && r.expected_cache_n) {
-      ++a.predicted;
-      ++out.predicted;
-      if (*r.server.cache_n == *r.expected_cache_n) {
-        ++a.proved;
-        ++out.proved;
-      }
-    } else if (r.server.cache_n) {
-      ++out.unpredicted;
-    }
-    if (turn_flagged(r, "history_lost")) {
-      ++a.lost;
-      ++out.lost;
-      lost[{r.block, t.conversation, t.conversations}].push_back(t.turn);
-    }
-    out.restored += turn_flagged(r, "history_restored") ? 1 : 0;
-    out.unexpected += turn_flagged(r, "unexpected_cache_reuse") ? 1 : 0;
-    if (t.reuse && t.turn > 1 && t.history_tokens && r.server.cache_n) {
-      LevelAcc& l = levels[{turn_config(r), t.conversations}];
-      ++l.turns;
-      l.history += *t.history_tokens;
-      l.reused += std::min(*r.server.cache_n, *t.history_tokens);
-      if (*r.server.cache_n >= *t.history_tokens) {
-        ++l.kept;
-      } else {
-        l.reread.push_back(*t.history_tokens - *r.server.cache_n);
-      }
-      if (r.client.ttft_ms) {
-        l.ttft.push_back(*r.client.ttft_ms);
-      }
+      l.ttft.push_back(*r.client.ttft_ms);
     }
   }
-  for (auto& [key, a] : acc) {
-    const auto& [config, level, reuse, turn] = key;
-    out.rows.push_back({config, level, reuse, turn, a.n, a.failed, turn_median(a.ttft),
-                        turn_median(a.prompt), turn_median(a.reused), turn_median(a.history),
-                        turn_median(a.decode), a.proved, a.predicted, a.lost});
-  }
-  // Reuse on against off, turn by turn, at the smallest level measured both ways.
+}
+
+// Reuse on against off, turn by turn, at the smallest level measured both ways.
+void add_saving(ConversationReport& out) {
   std::map<std::string, int> smallest_both;
   for (const auto& row : out.rows) {
     if (!row.reuse) {
@@ -190,20 +177,11 @@ ConversationReport conversation_report(const results::RunManifest& run,
       }
     }
   }
-  for (auto& [key, l] : levels) {
-    const auto& [config, level] = key;
-    const AtOnce& o = at_once[key];
-    out.levels.push_back({config, level, l.turns, l.kept, l.history > 0 ? l.reused / l.history : 0,
-                          turn_median(l.reread), turn_median(l.ttft), o.max_in_flight,
-                          turn_median(o.wait)});
-  }
-  for (const auto& [key, turns] : lost) {
-    const auto& [block, conversation, level] = key;
-    out.lost_where.push_back(fmt::format("block {}, conversation {} ({} in its set): turn{} {}",
-                                         block, conversation, level, turns.size() == 1 ? "" : "s",
-                                         turn_ranges(turns)));
-  }
-  // The answer in words, per configuration.
+}
+
+// The answer in words, per configuration: up to which level every conversation kept its
+// history, and what one slot holds.
+void add_answers(const results::RunManifest& run, Tally& tl, ConversationReport& out) {
   std::map<std::string, ConversationReport::Answer> answers;
   for (const auto& l : out.levels) {
     auto& a = answers[l.config];
@@ -216,7 +194,7 @@ ConversationReport conversation_report(const results::RunManifest& run,
     }
   }
   for (auto& [config, a] : answers) {
-    a.final_tokens = turn_median(final_tokens[config]);
+    a.final_tokens = turn_median(tl.final_tokens[config]);
     for (const auto& b : run.blocks) {
       if (turn_config(b.num_ctx, b.cache_type, b.variant) != config) {
         continue;
@@ -235,6 +213,47 @@ ConversationReport conversation_report(const results::RunManifest& run,
     }
     out.answers.push_back(a);
   }
+}
+
+}  // namespace
+
+ConversationReport conversation_report(const results::RunManifest& run,
+                                       const std::vector<CallRecord>& calls) {
+  ConversationReport out;
+  const json conv = run.scenario.value("conversation", json::object());
+  if (conv.empty()) {
+    return out;
+  }
+  out.present = true;
+  out.turns = conv.value("turns", 0);
+  out.slots = conv.value("slots", 1);
+  out.concurrent = conv.value("concurrent", false);
+  out.think_time_s = conv.value("think_time_s", 0.0);
+  Tally tl;
+  for (const auto& r : calls) {
+    tally_turn(r, out, tl);
+  }
+  for (auto& [key, a] : tl.acc) {
+    const auto& [config, level, reuse, turn] = key;
+    out.rows.push_back({config, level, reuse, turn, a.n, a.failed, turn_median(a.ttft),
+                        turn_median(a.prompt), turn_median(a.reused), turn_median(a.history),
+                        turn_median(a.decode), a.proved, a.predicted, a.lost});
+  }
+  add_saving(out);
+  for (auto& [key, l] : tl.levels) {
+    const auto& [config, level] = key;
+    const AtOnce& o = tl.at_once[key];
+    out.levels.push_back({config, level, l.turns, l.kept, l.history > 0 ? l.reused / l.history : 0,
+                          turn_median(l.reread), turn_median(l.ttft), o.max_in_flight,
+                          turn_median(o.wait)});
+  }
+  for (const auto& [key, turns] : tl.lost) {
+    const auto& [block, conversation, level] = key;
+    out.lost_where.push_back(fmt::format("block {}, conversation {} ({} in its set): turn{} {}",
+                                         block, conversation, level, turns.size() == 1 ? "" : "s",
+                                         turn_ranges(turns)));
+  }
+  add_answers(run, tl, out);
   return out;
 }
 
