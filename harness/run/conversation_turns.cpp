@@ -101,6 +101,44 @@ std::string ConversationTurns::user_text(backend::Backend& be, const plan::Turn&
       .text;
 }
 
+void ConversationTurns::open_conversation(backend::Backend& be, const plan::Turn& t,
+                                          const std::string& nonce, const std::string& system,
+                                          State& st) {
+  st = State{};
+  st.nonce = nonce;
+  st.first_user = user_text(
+      be, plan::Turn{t.conversation, t.set, t.conversations, t.index, 1, t.reuse}, "Turn 1.");
+  if (!system.empty()) {
+    st.messages.push_back({"system", system});
+  }
+  st.messages.push_back({"user", nonce + "\n" + st.first_user});
+}
+
+void ConversationTurns::predict_history(const PreparedCall& p, const State& st, const plan::Turn& t,
+                                        CallRecord::Turn& rt) {
+  if (p.ids.empty()) {
+    // No token ids: the history is known only as the server counted the previous prompt, a
+    // least the turn reuses when its history was kept (the answer after it may be cached too).
+    if (t.turn == 1 || !t.reuse) {
+      rt.history_tokens = 0;
+    } else if (st.held && st.held->prompt_count > 0) {
+      rt.history_tokens = p.cache_rule.apply(st.held->prompt_count);
+      rt.history_basis = "reported";
+    }
+  } else {
+    if (t.turn == 1 || !t.reuse) {
+      rt.history_tokens = 0;
+    } else if (st.held) {
+      const auto [n, basis] = held_reuse(p.ids, *st.held);
+      rt.history_tokens = p.cache_rule.apply(n);
+      rt.history_basis = basis;
+      if (basis == "count") {
+        rt.history_floor = p.cache_rule.apply(prompt::expected_reuse(p.ids, st.held->prompt));
+      }
+    }
+  }
+}
+
 PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Backend& be,
                                         const plan::PlannedCall& call, const plan::Block& block) {
   PreparedCall p;
@@ -123,14 +161,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   try {
     const std::string& system = system_text(be);
     const auto opening = [&](const std::string& nonce) {
-      st = State{};
-      st.nonce = nonce;
-      st.first_user = user_text(
-          be, plan::Turn{t.conversation, t.set, t.conversations, t.index, 1, t.reuse}, "Turn 1.");
-      if (!system.empty()) {
-        st.messages.push_back({"system", system});
-      }
-      st.messages.push_back({"user", nonce + "\n" + st.first_user});
+      open_conversation(be, t, nonce, system, st);
     };
     if (t.turn == 1) {
       opening(own_nonce);
@@ -170,6 +201,9 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
     return p;
   }
   p.ready = true;
+  if (!p.ids.empty()) {
+    r.prompt_tokens_counted = static_cast<int>(p.ids.size());
+  }
   p.fresh = t.turn == 1 || !t.reuse;
   p.cache_rule = s_.server.cache_rule;
   p.spec.messages = std::move(messages);
@@ -178,28 +212,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
   p.spec.slot = slot;
   p.spec.cache_prompt = t.reuse;
-  if (p.ids.empty()) {
-    // No token ids: the history is known only as the server counted the previous prompt, a
-    // least the turn reuses when its history was kept (the answer after it may be cached too).
-    if (t.turn == 1 || !t.reuse) {
-      rt.history_tokens = 0;
-    } else if (st.held && st.held->prompt_count > 0) {
-      rt.history_tokens = p.cache_rule.apply(st.held->prompt_count);
-      rt.history_basis = "reported";
-    }
-  } else {
-    r.prompt_tokens_counted = static_cast<int>(p.ids.size());
-    if (t.turn == 1 || !t.reuse) {
-      rt.history_tokens = 0;
-    } else if (st.held) {
-      const auto [n, basis] = held_reuse(p.ids, *st.held);
-      rt.history_tokens = p.cache_rule.apply(n);
-      rt.history_basis = basis;
-      if (basis == "count") {
-        rt.history_floor = p.cache_rule.apply(prompt::expected_reuse(p.ids, st.held->prompt));
-      }
-    }
-  }
+  predict_history(p, st, t, rt);
   r.turn = std::move(rt);
   return p;  // its reuse is predicted by expect() just before it is sent
 }

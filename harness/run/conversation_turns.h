@@ -86,6 +86,14 @@ class ConversationTurns {
   using Key = std::pair<int, int>;  // block, conversation
 
   std::string user_text(backend::Backend& be, const plan::Turn& t, const std::string& first_line);
+  // Starts the conversation of `t` afresh in `st`: the system prompt, then its first user message
+  // opening with `nonce`.
+  void open_conversation(backend::Backend& be, const plan::Turn& t, const std::string& nonce,
+                         const std::string& system, State& st);
+  // The turn's history_tokens (what it reuses had the server kept its conversation's history):
+  // from token ids, or from the count the server reported for the previous prompt.
+  static void predict_history(const PreparedCall& p, const State& st, const plan::Turn& t,
+                              CallRecord::Turn& rt);
   const std::string& system_text(backend::Backend& be);
 
   const scenario::Scenario& s_;
