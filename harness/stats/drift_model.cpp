@@ -45,6 +45,43 @@ bool positive(const Eigen::VectorXd& v) {
   return v.allFinite() && (v.array() > 0).all();
 }
 
+// The inference at the optimum `s`: the coefficients with their SEs and CIs at `level`, the
+// residual figures, and the BIC on the relative scale.
+void infer(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t, const Eigen::VectorXd& y,
+           const State& s, const std::vector<std::string>& names, double level, DriftFit& out) {
+  const Eigen::Index n = x.rows();
+  const Eigen::Index p = x.cols() + t.cols();
+  // The weighted, linearised problem at the optimum: its solution is θ (to the tolerance), its
+  // covariance φ(J̃ᵀJ̃)⁻¹ with φ the squared relative residual SD.
+  const Eigen::MatrixXd j = jacobian(x, t, s).array().colwise() / s.fitted.array();
+  const Eigen::VectorXd rel = (y - s.fitted).array() / s.fitted.array();
+  OlsOptions ols;
+  ols.level = level;
+  ols.vif = false;
+  out.fit = fit_ols(j, j * s.theta + rel, names, ols);
+  for (Eigen::Index k = 0; k < p; ++k) {
+    auto& c = out.fit.coefficients[static_cast<std::size_t>(k)];
+    c.estimate = s.theta(k);
+    c.t = c.se > 0 ? c.estimate / c.se : std::numeric_limits<double>::quiet_NaN();
+    c.p = t_two_sided_p(c.t, out.fit.df);
+    c.ci.lower = c.estimate - out.fit.t_critical * c.se;
+    c.ci.upper = c.estimate + out.fit.t_critical * c.se;
+  }
+  out.relative_rss = rel.squaredNorm();
+  out.relative_residual_sd = std::sqrt(out.relative_rss / out.fit.df);
+  out.fit.fitted = s.fitted;
+  out.fit.residuals = y - s.fitted;
+  out.fit.rss = out.fit.residuals.squaredNorm();
+  out.fit.mean_y = y.mean();
+  out.fit.tss = (y.array() - y.mean()).square().sum();
+  out.fit.r_squared = out.fit.tss > 0 ? 1.0 - out.fit.rss / out.fit.tss : 0.0;
+  out.fit.residual_se = std::sqrt(out.fit.rss / out.fit.df);
+  out.fit.cv_resid = out.fit.residual_se / out.fit.mean_y;
+  out.fit.durbin_watson = durbin_watson(rel);
+  const auto nd = static_cast<double>(n);
+  out.bic = nd * std::log(out.relative_rss / nd) + static_cast<double>(p) * std::log(nd);
+}
+
 }  // namespace
 
 DriftFit fit_drift(const Eigen::MatrixXd& x, const std::vector<std::string>& shape_names,
@@ -120,38 +157,10 @@ DriftFit fit_drift(const Eigen::MatrixXd& x, const std::vector<std::string>& sha
         "estimable from these calls",
         g_min, g_max));
   }
-  // The weighted, linearised problem at the optimum: its solution is θ (to the tolerance), its
-  // covariance φ(J̃ᵀJ̃)⁻¹ with φ the squared relative residual SD.
-  const Eigen::MatrixXd j = jacobian(x, t, s).array().colwise() / s.fitted.array();
-  const Eigen::VectorXd rel = (y - s.fitted).array() / s.fitted.array();
-  OlsOptions ols;
-  ols.level = options.level;
-  ols.vif = false;
-  out.fit = fit_ols(j, j * s.theta + rel, names, ols);
-  for (Eigen::Index k = 0; k < p; ++k) {
-    auto& c = out.fit.coefficients[static_cast<std::size_t>(k)];
-    c.estimate = s.theta(k);
-    c.t = c.se > 0 ? c.estimate / c.se : std::numeric_limits<double>::quiet_NaN();
-    c.p = t_two_sided_p(c.t, out.fit.df);
-    c.ci.lower = c.estimate - out.fit.t_critical * c.se;
-    c.ci.upper = c.estimate + out.fit.t_critical * c.se;
-  }
-  out.relative_rss = rel.squaredNorm();
-  out.relative_residual_sd = std::sqrt(out.relative_rss / out.fit.df);
-  out.fit.fitted = s.fitted;
-  out.fit.residuals = y - s.fitted;
-  out.fit.rss = out.fit.residuals.squaredNorm();
-  out.fit.mean_y = y.mean();
-  out.fit.tss = (y.array() - y.mean()).square().sum();
-  out.fit.r_squared = out.fit.tss > 0 ? 1.0 - out.fit.rss / out.fit.tss : 0.0;
-  out.fit.residual_se = std::sqrt(out.fit.rss / out.fit.df);
-  out.fit.cv_resid = out.fit.residual_se / out.fit.mean_y;
-  out.fit.durbin_watson = durbin_watson(rel);
+  infer(x, t, y, s, names, options.level, out);
   out.covariance = out.fit.covariance;
   out.shape_names = shape_names;
   out.time_names = time_names;
-  const auto nd = static_cast<double>(n);
-  out.bic = nd * std::log(out.relative_rss / nd) + static_cast<double>(p) * std::log(nd);
   return out;
 }
 
