@@ -5,14 +5,11 @@ Checks every tracked harness/**/*.h and harness/**/*.cpp (git ls-files) for
   - files over 400 lines, and
   - functions whose body spans over 80 lines (opening brace to closing brace, inclusive; a lambda
     counts as part of the function it is written in).
-Today's offenders are listed in scripts/size-allowlist.txt ("file PATH LINES" or
-"function PATH NAME LINES"): a listed item may stay over the limit but not grow past its listed
-size, and a line whose item is back within the limit (or gone) must be removed, so the list only
-shrinks. Prints every problem, one per line, then a summary; exit 1 on any problem.
+There are no exceptions: split along a concern what passes a limit. Prints every problem, one per
+line, then a summary; exit 1 on any problem.
 
-Run:  scripts/check-sizes.py                    # check (also CTest test source_sizes)
-      scripts/check-sizes.py --stats            # also print counts and the longest functions
-      scripts/check-sizes.py --write-allowlist  # regenerate the allow-list after shrinking code
+Run:  scripts/check-sizes.py          # check (also CTest test source_sizes)
+      scripts/check-sizes.py --stats  # also print counts and the longest functions
 
 Functions are found by a heuristic brace matcher over the source with comments, string, raw string
 and character literals blanked: a '{' opens a function body when the text before it looks like a
@@ -29,7 +26,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ALLOWLIST = os.path.join("scripts", "size-allowlist.txt")
 FILE_LIMIT = 400
 FUNCTION_LIMIT = 80
 
@@ -465,37 +461,6 @@ def tracked_sources():
     return sorted(p for p in paths if os.path.isfile(os.path.join(ROOT, p)))
 
 
-# --------------------------------------------------------------------------------------------
-# Allow-list
-
-
-def read_allowlist(problems):
-    """Returns {(kind, path, name): lines}; malformed lines are added to problems."""
-    allowed = {}
-    path = os.path.join(ROOT, ALLOWLIST)
-    if not os.path.exists(path):
-        return allowed
-    with open(path, encoding="utf-8") as f:
-        for number, raw in enumerate(f, 1):
-            text = raw.strip()
-            if not text or text.startswith("#"):
-                continue
-            parts = text.split()
-            ok = len(parts) >= 3 and parts[-1].isdigit()
-            if ok and parts[0] == "file" and len(parts) == 3:
-                key = ("file", parts[1], "")
-            elif ok and parts[0] == "function" and len(parts) >= 4:
-                key = ("function", parts[1], " ".join(parts[2:-1]))
-            else:
-                problems.append(f"{ALLOWLIST}:{number}: malformed line '{text}' (want 'file PATH "
-                                "LINES' or 'function PATH NAME LINES')")
-                continue
-            if key in allowed:
-                problems.append(f"{ALLOWLIST}:{number}: duplicate line '{text}'")
-            allowed[key] = int(parts[-1])
-    return allowed
-
-
 def describe(key):
     kind, path, name = key
     return f"{path}: file" if kind == "file" else f"{path}: function {name}"
@@ -503,8 +468,6 @@ def describe(key):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--write-allowlist", action="store_true",
-                        help=f"rewrite {ALLOWLIST} from the current tree")
     parser.add_argument("--stats", action="store_true",
                         help="also print counts of long functions and the 20 longest")
     args = parser.parse_args()
@@ -534,37 +497,8 @@ def main():
         for n, k in longest:
             print(f"  {n:4d}  {k[1]}: {k[2]}")
 
-    if args.write_allowlist:
-        rows = []
-        for (kind, path, name), n in over.items():
-            rows.append(f"file {path} {n}" if kind == "file" else f"function {path} {name} {n}")
-        with open(os.path.join(ROOT, ALLOWLIST), "w", encoding="utf-8") as f:
-            f.write("".join(r + "\n" for r in sorted(rows)))
-        print(f"check-sizes: wrote {ALLOWLIST}: {over_files} file(s) over {FILE_LIMIT} lines, "
-              f"{over_functions} function(s) over {FUNCTION_LIMIT} lines")
-        return 0
-
-    problems = []
-    allowed = read_allowlist(problems)
-    for key, n in sorted(over.items()):
-        what, lim = describe(key), limit[key[0]]
-        if key not in allowed:
-            problems.append(f"{what} is {n} lines, over the limit of {lim}, and not in "
-                            f"{ALLOWLIST}: split it")
-        elif n > allowed[key]:
-            problems.append(f"{what} grew to {n} lines, past its allow-listed {allowed[key]} "
-                            f"(limit {lim}): shrink it back")
-    for key, n in sorted(allowed.items()):
-        what, lim = describe(key), limit[key[0]]
-        if key not in current:
-            problems.append(f"{what} is allow-listed at {n} lines but no longer exists: remove "
-                            f"its line from {ALLOWLIST}")
-        elif current[key] <= lim:
-            problems.append(f"{what} is now {current[key]} lines, within the limit of {lim}: "
-                            f"remove its line from {ALLOWLIST}")
-        elif current[key] < n:
-            print(f"check-sizes: note: {what} shrank to {current[key]} lines (allow-listed {n}); "
-                  f"lower its line in {ALLOWLIST} to keep it there")
+    problems = [f"{describe(key)} is {n} lines, over the limit of {limit[key[0]]}: split it "
+                "along a concern" for key, n in sorted(over.items())]
     for p in problems:
         print(f"check-sizes: {p}")
     summary = (f"{n_files} files, {n_functions} functions scanned; {over_files} file(s) over "
@@ -572,7 +506,7 @@ def main():
     if problems:
         print(f"check-sizes: {len(problems)} problem(s); {summary}")
         return 1
-    print(f"check-sizes: ok; {summary}, all allow-listed")
+    print(f"check-sizes: ok; {summary}")
     return 0
 
 
