@@ -1,6 +1,5 @@
 #include "harness/run/workloads.h"
 
-
 #include "harness/run/conversation_source.h"
 #include "harness/run/sweep_source.h"
 
