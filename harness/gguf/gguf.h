@@ -99,6 +99,9 @@ struct GgufFile {
 };
 
 constexpr std::uint32_t kDefaultAlignment = 32;
+// The largest general.alignment read or written (real files use 32): a file that pads its
+// tensor data to more is refused rather than padded to hundreds of MiB.
+constexpr std::uint32_t kMaxAlignment = 1U << 20;
 constexpr std::size_t kMaxTensorNameBytes = 63;  // ggml's GGML_MAX_NAME is 64 with the NUL
 constexpr std::size_t kMaxDims = 4;
 

@@ -72,6 +72,10 @@ std::uint32_t alignment(const GgufFile& file) {
   if (*a == 0 || (*a & (*a - 1)) != 0) {
     throw InputError(fmt::format("general.alignment must be a power of two, not {}", *a));
   }
+  if (*a > kMaxAlignment) {
+    throw InputError(fmt::format("general.alignment of {} bytes is past the {} that kvbench reads",
+                                 *a, kMaxAlignment));
+  }
   return *a;
 }
 

@@ -202,6 +202,14 @@ TEST(GgufParseErrors, AlignmentMustBeAU32PowerOfTwo) {
   b = serialize_header(f);
   put_u32(b, after(b, "general.alignment") + 4, 48);
   EXPECT_EQ(parse_error(b), "general.alignment must be a power of two, not 48");
+  // A power of two past 1 MiB (a fuzzed file asked for 512 MiB of padding) is refused too.
+  put_u32(b, after(b, "general.alignment") + 4, 1U << 29);
+  EXPECT_EQ(parse_error(b),
+            "general.alignment of 536870912 bytes is past the 1048576 that kvbench reads");
+  f.set("general.alignment", Value{std::uint32_t{1} << 21});
+  EXPECT_THROW(serialize_header(f), InputError);
+  f.set("general.alignment", Value{kMaxAlignment});
+  EXPECT_NO_THROW(serialize_header(f));
 }
 
 TEST(GgufParseErrors, ArraysNestAtMostFourDeep) {
