@@ -2,7 +2,8 @@
 """Fails when two source files of one target define a function of the same name outside a class.
 
 Each library module (harness/<module>/) and test executable (tests/<module>/) is compiled as a
-unity build: its files are concatenated in batches. Two files' file-local helpers of one name then
+unity build, a module with its layer's files of every workload (harness/workloads/<name>/parse*
+in scenario, plan* in plan, source* in run, report* in report): its files are concatenated in batches. Two files' file-local helpers of one name then
 become overloads of each other, and a call may silently pick the other file's helper (a template
 loses to a non-template, a default argument fills the gap). Give such helpers distinct names.
 to_json/from_json overloads are public and exempt. Prints every clash; exit 1 if any.
@@ -16,6 +17,23 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Folders whose files are separate executables, not one target.
 separate = {"tests/fuzz", "tests/fixtures", "tests/bench"}
 exempt = {"to_json", "from_json", "main"}
+# A workload's part in each layer: public overloads, one per workload (workloads/layers.h).
+workload_layers = {"parse", "check", "add_to_json", "slot_levels", "fill_block", "make_source"}
+layer_of = {"parse": "harness/scenario", "plan": "harness/plan", "source": "harness/run",
+            "report": "harness/report"}
+
+
+def target_of(rel, name):
+    """The target a file is compiled into: its folder's, or for a workload's file its layer's."""
+    parts = rel.split(os.sep)
+    if len(parts) == 3 and parts[:2] == ["harness", "workloads"]:
+        for prefix, target in layer_of.items():
+            if name.startswith(prefix):
+                return target
+    return rel
+
+
+by_target = collections.defaultdict(list)
 raw_string = re.compile(r'R"([^(\s]*)\(.*?\)\1"', re.S)
 definition = re.compile(
     r"^(?:template\s*<[^>]*>\s*)?(?:static\s+|inline\s+|constexpr\s+)*"
@@ -23,25 +41,31 @@ definition = re.compile(
 keywords = {"if", "for", "while", "switch", "return", "TEST", "TEST_F", "TEST_P",
             "INSTANTIATE_TEST_SUITE_P", "TYPED_TEST"}
 
-clashes = 0
 for top in ("harness", "tests"):
     for folder, _, files in os.walk(os.path.join(root, top)):
         rel = os.path.relpath(folder, root)
         if any(rel == s or rel.startswith(s + os.sep) for s in separate):
             continue
-        names = collections.defaultdict(set)
         for f in sorted(files):
-            if not f.endswith(".cpp"):
+            if f.endswith(".cpp"):
+                by_target[target_of(rel, f)].append(os.path.join(rel, f))
+
+clashes = 0
+for target, paths in sorted(by_target.items()):
+    names = collections.defaultdict(set)
+    for path in paths:
+        with open(os.path.join(root, path), encoding="utf-8") as src:
+            text = raw_string.sub('""', src.read())
+        in_workload = path.startswith(os.path.join("harness", "workloads"))
+        for m in definition.finditer(text):
+            name = m.group(1)
+            if name in keywords or name in exempt or (in_workload and name in workload_layers):
                 continue
-            with open(os.path.join(folder, f), encoding="utf-8") as src:
-                text = raw_string.sub('""', src.read())
-            for m in definition.finditer(text):
-                if m.group(1) not in keywords and m.group(1) not in exempt:
-                    names[m.group(1)].add(f)
-        for name, where in sorted(names.items()):
-            if len(where) > 1:
-                print(f"check-unity-names: {rel}: '{name}' is defined in {', '.join(sorted(where))}")
-                clashes += 1
+            names[name].add(os.path.relpath(path, target) if path.startswith(target) else path)
+    for name, where in sorted(names.items()):
+        if len(where) > 1:
+            print(f"check-unity-names: {target}: '{name}' is defined in {', '.join(sorted(where))}")
+            clashes += 1
 if clashes:
     print(f"check-unity-names: {clashes} name(s) defined in more than one file of a target; "
           "rename the file-local helpers", file=sys.stderr)

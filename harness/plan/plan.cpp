@@ -1,6 +1,7 @@
 #include "harness/plan/plan.h"
 
 #include <algorithm>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -36,9 +37,8 @@ std::size_t Plan::timed_count() const {
 
 std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
-  const std::vector<int> slot_levels = s.conversation.active()
-                                           ? std::vector<int>{s.conversation.slots}
-                                           : s.concurrency.slot_levels();
+  const std::vector<int> slot_levels =
+      std::visit([&](const auto& w) { return workloads::slot_levels(s, w); }, s.workload);
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
       for (int slots : slot_levels) {
@@ -49,92 +49,8 @@ std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   return out;
 }
 
-namespace {
-
-// A conversation block: warm-up calls, then one set per level and reuse mode in a shuffled order,
-// each set's conversations taking their turns round-robin in a fixed order.
-void fill_conversation_block(Block& b, const scenario::Scenario& s, Rng& rng) {
-  const auto& conv = s.conversation;
-  for (int w = 0; w < s.warmup; ++w) {
-    b.calls.push_back(
-        {0, b.index, -1, CallKind::warmup, conv.user_tokens, -1, PairRole::none, {}, {}});
-  }
-  std::vector<std::pair<int, bool>> sets;
-  for (int level : conv.conversations) {
-    for (const auto& mode : conv.reuse) {
-      sets.emplace_back(level, mode == "on");
-    }
-  }
-  kvbench::shuffle(sets.begin(), sets.end(), rng);
-  int first = 0;
-  for (std::size_t set = 0; set < sets.size(); ++set) {
-    const auto [level, reuse] = sets[set];
-    for (int t = 1; t <= conv.turns; ++t) {
-      for (int k = 0; k < level; ++k) {
-        // Its planned length: the system prompt and the turn's messages so far, template aside.
-        const int planned =
-            conv.system_tokens + t * conv.user_tokens + (t - 1) * conv.answer_tokens;
-        PlannedCall c{0, b.index, t - 1, CallKind::timed, planned, -1, PairRole::none, {}, {}};
-        c.turn = Turn{first + k, static_cast<int>(set), level, k, t, reuse};
-        b.calls.push_back(c);
-      }
-    }
-    first += level;
-  }
-}
-
-}  // namespace
-
 void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
-  if (s.conversation.active()) {
-    fill_conversation_block(b, s, rng);
-    return;
-  }
-  const int smallest =
-      *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
-  for (int w = 0; w < s.warmup; ++w) {
-    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}, {}});
-  }
-  // A unit of a round: one prompt length, with an edit position when the trial is a pair.
-  using Unit = std::pair<int, std::optional<scenario::EditPosition>>;
-  std::vector<Unit> units;
-  for (int p : s.factors.prompt_tokens) {
-    if (s.factors.edit_position.empty()) {
-      units.emplace_back(p, std::nullopt);
-    }
-    for (const auto& e : s.factors.edit_position) {
-      units.emplace_back(p, e);
-    }
-  }
-  const int every = s.probes.every;
-  const auto probe = [&] {
-    b.calls.push_back(
-        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}, {}});
-  };
-  if (every > 0) {
-    probe();
-  }
-  int since_probe = 0;
-  for (int r = 0; r < s.repeats; ++r) {
-    std::vector<Unit> round = units;
-    kvbench::shuffle(round.begin(), round.end(), rng);
-    for (const auto& [p, edit] : round) {
-      if (!edit) {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}, {}});
-      } else {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit, {}});
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit, {}});
-      }
-      // A probe never comes between the two reads of a pair.
-      if (every > 0 && ++since_probe == every) {
-        probe();
-        since_probe = 0;
-      }
-    }
-  }
-  if (every > 0 && since_probe > 0) {
-    probe();
-  }
+  std::visit([&](const auto& w) { workloads::fill_block(b, s, w, rng); }, s.workload);
 }
 
 void detail::number_calls(Plan& plan) {

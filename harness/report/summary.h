@@ -18,9 +18,9 @@
 #include "harness/analysis/memory.h"
 #include "harness/analysis/prefix.h"
 #include "harness/core/record.h"
-#include "harness/report/conversation.h"
 #include "harness/report/table.h"
 #include "harness/results/manifest.h"
+#include "harness/workloads/conversation/report.h"
 
 namespace kvbench::report {
 

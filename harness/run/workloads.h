@@ -1,6 +1,5 @@
 #pragma once
-// The table of workloads: what a scenario sends, as the CallSource that sends it. A new workload
-// is a source and one line here.
+// What a scenario sends, as the CallSource that sends it: its workload's (workloads/workload.h).
 
 #include <memory>
 #include <string>

@@ -40,6 +40,10 @@ class Checker {
     }
   }
   bool ok() const { return problems_.empty(); }
+  // Where the scenario gave its workload ("workload.<name>", or "conversation" in earlier files),
+  // for the workload's own messages.
+  const std::string& workload_path() const { return workload_path_; }
+  void set_workload_path(std::string path) { workload_path_ = std::move(path); }
 
   // Unknown keys, with a suggestion for the nearest known one.
   void keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) {
@@ -123,6 +127,7 @@ class Checker {
   std::string source_;
   std::map<std::string, int> lines_;
   std::vector<std::string> problems_;
+  std::string workload_path_;
 };
 
 // Parses a server object at `path` ("server", "variants[1].server") over `s`: the fields it
@@ -149,10 +154,14 @@ void parse_gate(Checker& c, const json& v, Scenario& s);
 // Cross-field rules for variants and the gate, once everything parsed (defaults filled).
 void check_variants_and_gate(Checker& c, Scenario& s, bool gate_given);
 
-// The "conversation" section, and its rules against the rest of the scenario (once parsed).
-void parse_conversation(Checker& c, const json& v, Conversation& conv);
-void check_conversation(Checker& c, const Scenario& s);
-json conversation_to_json(const Conversation& conv);
+// The scenario's workload: "workload": {"<name>": {...}} with exactly one name, the top-level
+// "conversation" of earlier files, or the prompt sweep when neither is given.
+void parse_workload(Checker& c, const json& doc, Scenario& s);
+
+// The table of the scenario's parts that compose with a workload (factors, repeats, probes,
+// concurrency, precision, answers, ...): what each workload requires, accepts or refuses, each
+// refusal with its reason. Checked on every parse, whatever else is wrong.
+void check_composition(Checker& c, const json& doc, const Scenario& s);
 
 // Adds "variants" (when there are any) and "gate" (when there are variants or it is not the
 // default) to a resolved scenario.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -41,7 +42,7 @@ std::vector<T> factor_list(Checker& c, const json& v, const std::string& path, F
   return out;
 }
 
-void parse_factors(Checker& c, const json& v, Factors& f, bool conversation) {
+void parse_factors(Checker& c, const json& v, Factors& f) {
   if (!v.is_object()) {
     c.problem("factors", fmt::format("expected an object, got {}", Checker::describe(v)));
     return;
@@ -59,11 +60,7 @@ void parse_factors(Checker& c, const json& v, Factors& f, bool conversation) {
           return e;
         });
   }
-  if (!v.contains("prompt_tokens")) {
-    if (!conversation) {
-      c.problem("factors.prompt_tokens", "missing: give the prompt lengths in tokens");
-    }
-  } else {
+  if (v.contains("prompt_tokens")) {  // required by the prompt sweep (composition.cpp)
     f.prompt_tokens = factor_list<int>(
         c, v["prompt_tokens"], "factors.prompt_tokens",
         [&](const json& x, const std::string& p) { return c.integer(x, p, 1, kMaxPromptTokens); });
@@ -149,10 +146,8 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   c.keys(doc, "",
          {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
           "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate",
-          "concurrency", "precision", "answers", "conversation"});
-  if (doc.contains("conversation")) {
-    detail::parse_conversation(c, doc["conversation"], s.conversation);
-  }
+          "concurrency", "precision", "answers", "workload", "conversation"});
+  detail::parse_workload(c, doc, s);
   if (doc.contains("answers")) {
     detail::parse_answers(c, doc["answers"], s.answers);
   }
@@ -176,20 +171,8 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
   if (doc.contains("gate")) {
     detail::parse_gate(c, doc["gate"], s);
   }
-  const bool conversation = doc.contains("conversation");
-  if (conversation && doc.contains("repeats")) {
-    c.problem("repeats", "a conversation repeats by its turns and conversations: remove repeats");
-  }
-  if (conversation && doc.contains("max_tokens")) {
-    c.problem("max_tokens",
-              "a conversation's answers are conversation.answer_tokens long: remove max_tokens");
-  }
-  if (!doc.contains("factors")) {
-    if (!conversation) {
-      c.problem("factors", "missing: give at least factors.prompt_tokens");
-    }
-  } else {
-    parse_factors(c, doc["factors"], s.factors, conversation);
+  if (doc.contains("factors")) {
+    parse_factors(c, doc["factors"], s.factors);
   }
   parse_run_settings(c, doc, s);
   if (doc.contains("probes")) {
@@ -274,7 +257,7 @@ void check_consistency(Checker& c, Scenario& s) {
   check_concurrency(c, s);
   detail::check_precision(c, s);
   detail::check_answers(c, s);
-  detail::check_conversation(c, s);
+  std::visit([&](const auto& w) { check(c, s, w); }, s.workload);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
@@ -312,7 +295,9 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   Scenario s;
   s.source = source;
   parse_top(c, doc, s);
-  if (c.ok()) {
+  const bool parsed = c.ok();
+  detail::check_composition(c, doc, s);
+  if (parsed) {
     check_consistency(c, s);
     detail::check_variants_and_gate(c, s, doc.contains("gate"));
   }
@@ -362,11 +347,7 @@ json to_json(const Scenario& s) {
                         {"half_width", s.precision.half_width},
                         {"max_calls", s.precision.max_calls}};
   }
-  if (s.conversation.active()) {
-    out["conversation"] = detail::conversation_to_json(s.conversation);
-    out.erase("repeats");  // a conversation's turns and answer_tokens take their place
-    out.erase("max_tokens");
-  }
+  std::visit([&](const auto& w) { add_to_json(w, out); }, s.workload);
   if (s.concurrency.active()) {
     out["concurrency"] = to_json(s.concurrency);
   }

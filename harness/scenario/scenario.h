@@ -12,6 +12,7 @@
 #include "harness/scenario/concurrency.h"
 #include "harness/scenario/edit_position.h"
 #include "harness/scenario/gate_config.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::scenario {
 
@@ -106,30 +107,8 @@ struct Answers {
   bool active() const { return prompts > 0; }
 };
 
-// Conversations: each turn resends the whole history (a system prompt shared by every
-// conversation, then the conversation's own unique first line, its user messages and the server's
-// actual answers) and adds a new user message. `conversations` lists how many conversations take
-// turns round-robin in one set; each level and each reuse mode ("on": the history may be reused;
-// "off": defeated by a fresh first line every turn and, where the server has the switch,
-// cache_prompt false) is one set of a block, the sets in a shuffled order. Conversation k of a set
-// is pinned to server slot k mod `slots` where the server kind pins slots. With `concurrent`, the
-// conversations of a set are in flight at once, each its own stream: a turn is sent as soon as
-// its conversation's previous answer came (and its think time passed) and, where slots are pinned,
-// its slot is free.
-struct Conversation {
-  int turns = 0;  // 0: off
-  int system_tokens = 256;
-  int user_tokens = 64;
-  int answer_tokens = 32;
-  std::vector<int> conversations = {1};
-  std::vector<std::string> reuse = {"on"};
-  int slots = 1;            // the managed server's -np
-  double think_time_s = 0;  // the least time between a conversation's answer and its next turn
-  bool concurrent = false;  // a set's conversations in flight at once
-  bool active() const { return turns > 0; }
-  // Tokens a conversation holds at the end of its last turn, template aside.
-  int final_tokens() const { return system_tokens + turns * (user_tokens + answer_tokens); }
-};
+using workloads::Conversation;
+using workloads::Sweep;
 
 struct Scenario {
   std::string name;
@@ -150,8 +129,8 @@ struct Scenario {
   GateConfig gate;
   Precision precision;
   Answers answers;
-  Conversation conversation;
-  nlohmann::json resolved;  // the scenario with every default filled in
+  workloads::Workload workload;  // what the scenario sends: the prompt sweep by default
+  nlohmann::json resolved;       // the scenario with every default filled in
 };
 
 // Parses and validates scenario text (JSON, comments allowed). `source` names the file in
@@ -163,5 +142,11 @@ Scenario load_scenario(const std::string& path);
 
 // The scenario as JSON with every default made explicit (what run.json records).
 nlohmann::json to_json(const Scenario& s);
+
+// The scenario's workload as W, or nullptr when it sends another.
+template <typename W>
+const W* workload_as(const Scenario& s) {
+  return std::get_if<W>(&s.workload);
+}
 
 }  // namespace kvbench::scenario

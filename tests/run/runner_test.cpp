@@ -16,9 +16,9 @@
 #include <gtest/gtest.h>
 
 #include "harness/plan/plan.h"
-#include "harness/report/conversation.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/conversation/report.h"
 #include "tests/support/fake_server.h"
 #include "tests/support/scripted_transport.h"
 

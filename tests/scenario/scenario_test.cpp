@@ -298,21 +298,23 @@ TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
   const auto s = parse_scenario(R"({"name": "c", "conversation": {"turns": 8,
       "conversations": [4, 1, 2], "reuse": ["on", "off"], "slots": 2}})",
                                 "c.json");
-  EXPECT_TRUE(s.conversation.active());
-  EXPECT_EQ(s.conversation.conversations, (std::vector<int>{1, 2, 4}));
-  EXPECT_EQ(s.conversation.reuse, (std::vector<std::string>{"on", "off"}));
-  EXPECT_EQ(s.conversation.system_tokens, 256);
+  const auto& conv = std::get<Conversation>(s.workload);
+  EXPECT_EQ(conv.conversations, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(conv.reuse, (std::vector<std::string>{"on", "off"}));
+  EXPECT_EQ(conv.system_tokens, 256);
   EXPECT_TRUE(s.factors.prompt_tokens.empty());
   // run.json's scenario parses again to the same.
   const auto again = parse_scenario(to_json(s).dump(), "run.json");
-  EXPECT_EQ(again.conversation.turns, 8);
-  EXPECT_EQ(again.conversation.slots, 2);
-  EXPECT_FALSE(again.conversation.concurrent) << "one turn at a time unless asked";
+  const auto& conv_again = std::get<Conversation>(again.workload);
+  EXPECT_EQ(conv_again.turns, 8);
+  EXPECT_EQ(conv_again.slots, 2);
+  EXPECT_FALSE(conv_again.concurrent) << "one turn at a time unless asked";
   const auto at_once = parse_scenario(R"({"name": "c", "conversation": {"turns": 2,
       "conversations": 4, "slots": 2, "concurrent": true}})",
                                       "c.json");
-  EXPECT_TRUE(at_once.conversation.concurrent);
-  EXPECT_TRUE(parse_scenario(to_json(at_once).dump(), "run.json").conversation.concurrent);
+  EXPECT_TRUE(std::get<Conversation>(at_once.workload).concurrent);
+  EXPECT_TRUE(std::get<Conversation>(parse_scenario(to_json(at_once).dump(), "run.json").workload)
+                  .concurrent);
 }
 
 TEST(ScenarioConversation, BadFieldsAreNamed) {
@@ -345,13 +347,73 @@ TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
   EXPECT_THAT(e, HasSubstr("conversation.turns: 40 turns of 100 user and 32 answer tokens"));
 }
 
+TEST(ScenarioWorkload, TheWorkloadKeyNamesExactlyOneWorkload) {
+  // "workload": {"conversation": ...} and the top-level "conversation" are the same scenario, down
+  // to what run.json records (and so its hash).
+  const auto nested = parse_scenario(R"({"name": "c", "workload": {"conversation": {"turns": 3,
+      "conversations": 2}}})",
+                                     "c.json");
+  const auto top = parse_scenario(R"({"name": "c", "conversation": {"turns": 3,
+      "conversations": 2}})",
+                                  "c.json");
+  EXPECT_EQ(std::get<Conversation>(nested.workload).turns, 3);
+  EXPECT_EQ(to_json(nested), to_json(top));
+  // The sweep is the default, and may be named.
+  const auto sweep = parse_scenario(R"({"name": "s", "workload": {"sweep": {}},
+      "factors": {"prompt_tokens": [64]}})",
+                                    "s.json");
+  EXPECT_TRUE(std::holds_alternative<Sweep>(sweep.workload));
+  EXPECT_EQ(to_json(sweep), to_json(parse_scenario(R"({"name": "s",
+      "factors": {"prompt_tokens": [64]}})",
+                                                   "s.json")));
+
+  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2},
+      "sweep": {}}})"),
+              HasSubstr("workload: expected an object with exactly one of sweep, conversation"));
+  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversaton": {"turns": 2}}})"),
+              HasSubstr("workload.conversaton: unknown key (did you mean 'conversation'?)"));
+  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
+      "conversation": {"turns": 2}})"),
+              HasSubstr("conversation: give the workload once"));
+  EXPECT_THAT(error_of(R"({"name": "s", "workload": {"sweep": {"rounds": 2}},
+      "factors": {"prompt_tokens": [64]}})"),
+              HasSubstr("workload.sweep.rounds: unknown key"));
+  // Its own fields are named where they were given.
+  const std::string e = error_of(R"({"name": "c", "workload": {"conversation": {"turns": 0,
+      "slots": 2}}, "server": {"kind": "ollama", "url": "http://127.0.0.1:9", "model": "m"}})");
+  EXPECT_THAT(e, HasSubstr("workload.conversation.turns: 0 is out of range"));
+}
+
+TEST(ScenarioWorkload, EachPartDeclaresTheWorkloadsItComposesWith) {
+  // The sweep requires its prompt lengths; a conversation refuses them, named where given.
+  EXPECT_THAT(error_of(R"({"name": "s"})"),
+              HasSubstr("factors: missing: give at least factors.prompt_tokens"));
+  EXPECT_THAT(error_of(R"({"name": "s", "factors": {"num_ctx": [1024]}})"),
+              HasSubstr("factors.prompt_tokens: missing: give the prompt lengths in tokens"));
+  const std::string e = error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
+      "repeats": 2, "precision": {"metric": "ttft_ms", "half_width": 0.05, "max_calls": 90},
+      "answers": {"prompts": 2}, "unique_first_line": false,
+      "factors": {"edit_position": [0.5], "num_ctx": [4096]}})");
+  EXPECT_THAT(e, HasSubstr("repeats: a conversation repeats by its turns"));
+  EXPECT_THAT(e, HasSubstr("precision: precision on demand fits single prompts"));
+  EXPECT_THAT(e, HasSubstr("answers: the answers experiment and a conversation"));
+  EXPECT_THAT(e, HasSubstr("unique_first_line: every conversation starts with its own"));
+  EXPECT_THAT(e, HasSubstr("factors.edit_position: the edit-position experiment and a "
+                           "conversation"));
+  // What a part accepts passes: the same parts with the sweep.
+  EXPECT_NO_THROW(parse_scenario(R"({"name": "s", "repeats": 2, "answers": {"prompts": 2},
+      "factors": {"prompt_tokens": [256], "edit_position": [0.5], "num_ctx": [4096],
+                  "cache_type": ["f16", "q8_0"]}})",
+                                 "s.json"));
+}
+
 TEST(ScenarioConversation, VariantsCompareServersUnderTheSameConversations) {
   const auto s = parse_scenario(R"({"name": "c", "conversation": {"turns": 4, "conversations": 4,
       "slots": 2}, "variants": [{"name": "host-cache"},
       {"name": "no-host-cache", "server": {"args": ["--cache-ram", "0"]}}]})",
                                 "c.json");
   EXPECT_EQ(s.variants.size(), 2U);
-  EXPECT_TRUE(s.conversation.active());
+  EXPECT_TRUE(std::holds_alternative<Conversation>(s.workload));
 }
 
 }  // namespace

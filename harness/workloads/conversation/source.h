@@ -1,8 +1,8 @@
 #pragma once
-// Conversations as a CallSource (scenario "conversation"): each turn's request built from the
+// Conversations as a CallSource (the conversation workload): each turn's request built from the
 // conversation's history with the answers the server actually gave, held back for its think
 // time, sent in its conversation's lane, and its reuse predicted from its history and from what
-// its pinned slot holds (conversation_turns.h). Calls that are no turn (warm-ups) are the
+// its pinned slot holds (source_turns.h). Calls that are no turn (warm-ups) are the
 // sweep's.
 
 #include <optional>
@@ -10,14 +10,15 @@
 #include <vector>
 
 #include "harness/run/call_source.h"
-#include "harness/run/conversation_turns.h"
-#include "harness/run/sweep_source.h"
+#include "harness/workloads/conversation/source_turns.h"
+#include "harness/workloads/sweep/source.h"
 
 namespace kvbench::run {
 
 class ConversationSource final : public CallSource {
  public:
-  ConversationSource(const scenario::Scenario& s, const Clock& wall_clock, std::string run_id);
+  ConversationSource(const scenario::Scenario& s, const scenario::Conversation& conv,
+                     const Clock& wall_clock, std::string run_id);
 
   void restore(const std::vector<CallRecord>& recorded) override;
   void reset(const plan::Block& block, backend::Backend& be,
@@ -31,7 +32,7 @@ class ConversationSource final : public CallSource {
   void finish(PreparedCall& p, backend::CallResult res) override;
 
  private:
-  const scenario::Scenario& s_;
+  const scenario::Conversation& conv_;
   SweepSource sweep_;  // the calls that are no turn, and the records' plan fields
   ConversationTurns turns_;
 };

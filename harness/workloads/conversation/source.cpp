@@ -1,10 +1,13 @@
-#include "harness/run/conversation_source.h"
+#include "harness/workloads/conversation/source.h"
+
+#include "harness/workloads/conversation/spec.h"
 
 namespace kvbench::run {
 
-ConversationSource::ConversationSource(const scenario::Scenario& s, const Clock& wall_clock,
+ConversationSource::ConversationSource(const scenario::Scenario& s,
+                                       const scenario::Conversation& conv, const Clock& wall_clock,
                                        std::string run_id)
-    : s_(s), sweep_(s, wall_clock, run_id), turns_(s) {
+    : conv_(conv), sweep_(s, wall_clock, run_id), turns_(s, conv) {
   turns_.set_run_id(std::move(run_id));
 }
 
@@ -40,7 +43,7 @@ std::optional<int> ConversationSource::lane(const plan::PlannedCall& call) const
 std::optional<Together> ConversationSource::together(const plan::Block& block,
                                                      std::size_t from) const {
   const auto& first = block.calls[from];
-  if (!first.turn || !s_.conversation.concurrent) {
+  if (!first.turn || !conv_.concurrent) {
     return std::nullopt;
   }
   // The set's turns, every conversation of it in flight at once.
@@ -49,7 +52,7 @@ std::optional<Together> ConversationSource::together(const plan::Block& block,
          block.calls[end].turn->set == first.turn->set) {
     ++end;
   }
-  return Together{end, s_.conversation.slots};
+  return Together{end, conv_.slots};
 }
 
 double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) const {
@@ -76,3 +79,12 @@ void ConversationSource::finish(PreparedCall& p, backend::CallResult res) {
 }
 
 }  // namespace kvbench::run
+
+namespace kvbench::workloads {
+
+std::unique_ptr<run::CallSource> make_source(const scenario::Scenario& s, const Conversation& w,
+                                             const Clock& wall_clock, const std::string& run_id) {
+  return std::make_unique<run::ConversationSource>(s, w, wall_clock, run_id);
+}
+
+}  // namespace kvbench::workloads

@@ -1,4 +1,4 @@
-#include "harness/run/conversation_turns.h"
+#include "harness/workloads/conversation/source_turns.h"
 
 #include <algorithm>
 #include <chrono>
@@ -78,9 +78,9 @@ void ConversationTurns::slot_read(int slot, const std::vector<int>& ids) {
 }
 
 const std::string& ConversationTurns::system_text(backend::Backend& be) {
-  if (!system_built_ && s_.conversation.system_tokens > 0) {
+  if (!system_built_ && conv_.system_tokens > 0) {
     // The run id keeps another run's conversations (an attached server's cache) out of it.
-    system_ = prompt::build_prompt(s_.conversation.system_tokens,
+    system_ = prompt::build_prompt(conv_.system_tokens,
                                    fmt::format("{} Session {}.", kSystemFirstLine, run_id_),
                                    s_.seed * std::uint64_t{7919} + 17,
                                    [&](std::string_view t) { return be.count_tokens(t); })
@@ -96,7 +96,7 @@ std::string ConversationTurns::user_text(backend::Backend& be, const plan::Turn&
   const std::uint64_t seed = s_.seed * std::uint64_t{1000003} +
                              static_cast<std::uint64_t>(t.conversation) * 1009 +
                              static_cast<std::uint64_t>(t.turn);
-  return prompt::build_prompt(s_.conversation.user_tokens, first_line, seed,
+  return prompt::build_prompt(conv_.user_tokens, first_line, seed,
                               [&](std::string_view text) { return be.count_tokens(text); })
       .text;
 }
@@ -146,7 +146,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   p.record = records.base(call, block);
   CallRecord& r = p.record;
   const plan::Turn& t = *call.turn;
-  const auto& conv = s_.conversation;
+  const auto& conv = conv_;
   const Key key{block.index, t.conversation};
   State& st = states_[key];
   const auto caps = be.capabilities();
@@ -227,7 +227,7 @@ void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& cap
   if (!t.reuse && caps.reuse_switch) {
     r.expected_cache_n = 0;  // cache_prompt false: the whole prompt is read
   } else if (caps.slot_pinning) {
-    const auto it = slots_.find(t.index % s_.conversation.slots);
+    const auto it = slots_.find(t.index % conv_.slots);
     if (it == slots_.end()) {
       r.expected_cache_n = 0;  // the slot holds nothing yet
     } else if (it->second) {
@@ -240,7 +240,7 @@ void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& cap
 
 double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Block& block,
                                  Nanos now) const {
-  if (!call.turn || s_.conversation.think_time_s <= 0) {
+  if (!call.turn || conv_.think_time_s <= 0) {
     return 0;
   }
   const auto it = states_.find({block.index, call.turn->conversation});
@@ -248,7 +248,7 @@ double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Bloc
     return 0;
   }
   const double since = std::chrono::duration<double>(now - it->second.answered).count();
-  return std::max(0.0, s_.conversation.think_time_s - since);
+  return std::max(0.0, conv_.think_time_s - since);
 }
 
 void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res) {
@@ -259,7 +259,7 @@ void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res
   }
   st.answered = res.trace.done;
   st.answered_known = true;
-  const int slot = t.index % s_.conversation.slots;
+  const int slot = t.index % conv_.slots;
   if (res.outcome != Outcome::ok) {
     // A failed turn leaves the history as it was (the next turn goes on from the last answer);
     // what it left in the cache is not known.

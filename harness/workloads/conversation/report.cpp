@@ -1,4 +1,4 @@
-#include "harness/report/conversation.h"
+#include "harness/workloads/conversation/report.h"
 
 #include <algorithm>
 #include <map>

@@ -1,10 +1,17 @@
-// The "conversation" section of a scenario: its fields, and what it cannot be combined with.
+// The conversation workload in the scenario layer: its settings, its rules against the rest of
+// the scenario, and what run.json records of it. What it does not compose with is declared in
+// the scenario's table of parts (scenario/composition.cpp).
 
 #include <algorithm>
 
 #include "harness/scenario/parse_detail.h"
+#include "harness/workloads/conversation/spec.h"
 
-namespace kvbench::scenario::detail {
+namespace kvbench::workloads {
+
+using nlohmann::json;
+using scenario::ServerKind;
+using scenario::detail::Checker;
 
 namespace {
 
@@ -68,8 +75,7 @@ std::vector<std::string> reuse_modes(Checker& c, const json& v, const std::strin
 
 }  // namespace
 
-void parse_conversation(Checker& c, const json& v, Conversation& conv) {
-  const std::string path = "conversation";
+void parse(Checker& c, const json& v, const std::string& path, Conversation& conv) {
   if (!v.is_object()) {
     c.problem(path, fmt::format("expected an object like {{\"turns\": 8, \"system_tokens\": "
                                 "1500, \"user_tokens\": 120, \"answer_tokens\": 64}}, got {}",
@@ -79,45 +85,45 @@ void parse_conversation(Checker& c, const json& v, Conversation& conv) {
   c.keys(v, path,
          {"turns", "system_tokens", "user_tokens", "answer_tokens", "conversations", "reuse",
           "slots", "think_time_s", "concurrent"});
+  const auto at = [&](const char* key) { return Checker::join(path, key); };
   if (!v.contains("turns")) {
-    c.problem("conversation.turns", "missing: how many turns each conversation takes, 1 to 256");
+    c.problem(at("turns"), "missing: how many turns each conversation takes, 1 to 256");
   } else {
-    conv.turns = c.integer(v["turns"], "conversation.turns", 1, 256).value_or(0);
+    conv.turns = c.integer(v["turns"], at("turns"), 1, 256).value_or(0);
   }
   if (v.contains("system_tokens")) {
-    conv.system_tokens = c.integer(v["system_tokens"], "conversation.system_tokens", 0, 131072)
-                             .value_or(conv.system_tokens);
+    conv.system_tokens =
+        c.integer(v["system_tokens"], at("system_tokens"), 0, 131072).value_or(conv.system_tokens);
   }
   if (v.contains("user_tokens")) {
-    conv.user_tokens = c.integer(v["user_tokens"], "conversation.user_tokens", 8, 131072)
-                           .value_or(conv.user_tokens);
+    conv.user_tokens =
+        c.integer(v["user_tokens"], at("user_tokens"), 8, 131072).value_or(conv.user_tokens);
   }
   if (v.contains("answer_tokens")) {
-    conv.answer_tokens = c.integer(v["answer_tokens"], "conversation.answer_tokens", 2, 4096)
-                             .value_or(conv.answer_tokens);
+    conv.answer_tokens =
+        c.integer(v["answer_tokens"], at("answer_tokens"), 2, 4096).value_or(conv.answer_tokens);
   }
   if (v.contains("conversations")) {
-    conv.conversations = levels(c, v["conversations"], "conversation.conversations");
+    conv.conversations = levels(c, v["conversations"], at("conversations"));
   }
   if (v.contains("reuse")) {
-    conv.reuse = reuse_modes(c, v["reuse"], "conversation.reuse");
+    conv.reuse = reuse_modes(c, v["reuse"], at("reuse"));
   }
   if (v.contains("slots")) {
-    conv.slots = c.integer(v["slots"], "conversation.slots", 1, 64).value_or(conv.slots);
+    conv.slots = c.integer(v["slots"], at("slots"), 1, 64).value_or(conv.slots);
   }
   if (v.contains("think_time_s")) {
     const json& t = v["think_time_s"];
     if (!t.is_number() || t.get<double>() < 0 || t.get<double>() > 3600) {
-      c.problem(
-          "conversation.think_time_s",
-          fmt::format("expected a number of seconds in [0, 3600], got {}", Checker::describe(t)));
+      c.problem(at("think_time_s"), fmt::format("expected a number of seconds in [0, 3600], got {}",
+                                                Checker::describe(t)));
     } else {
       conv.think_time_s = t.get<double>();
     }
   }
   if (v.contains("concurrent")) {
     if (!v["concurrent"].is_boolean()) {
-      c.problem("conversation.concurrent",
+      c.problem(at("concurrent"),
                 fmt::format("expected true (a set's conversations in flight at once) or false "
                             "(one turn at a time, round-robin), got {}",
                             Checker::describe(v["concurrent"])));
@@ -127,52 +133,20 @@ void parse_conversation(Checker& c, const json& v, Conversation& conv) {
   }
 }
 
-void check_conversation(Checker& c, const Scenario& s) {
-  const Conversation& conv = s.conversation;
-  if (!conv.active()) {
-    return;
-  }
-  // A conversation is a workload of its own: these parts measure single prompts.
-  if (!s.factors.prompt_tokens.empty()) {
-    c.problem("factors.prompt_tokens",
-              "a conversation sizes its prompts by its turns: remove factors.prompt_tokens");
-  }
-  if (!s.factors.edit_position.empty()) {
-    c.problem("factors.edit_position",
-              "the edit-position experiment and a conversation cannot share a scenario");
-  }
-  if (s.concurrency.active()) {
-    c.problem("concurrency",
-              "conversations set their own concurrency: remove concurrency, and put "
-              "\"concurrent\": true in the conversation to have a set's conversations in "
-              "flight at once");
-  }
-  if (s.probes.every > 0) {
-    c.problem("probes", "a conversation run has no drift probes: remove probes");
-  }
-  if (s.precision.active()) {
-    c.problem("precision", "precision on demand fits single prompts: remove precision");
-  }
-  if (s.answers.active()) {
-    c.problem("answers", "the answers experiment and a conversation cannot share a scenario");
-  }
-  if (!s.unique_first_line) {
-    c.problem("unique_first_line",
-              "every conversation starts with its own first line: remove "
-              "'unique_first_line': false");
-  }
+void check(Checker& c, const scenario::Scenario& s, const Conversation& conv) {
+  const std::string path = c.workload_path();
   if (s.server.kind == ServerKind::openai && s.server.endpoint != "chat") {
     c.problem("server.endpoint",
               "a conversation is sent as chat messages: use the \"chat\" endpoint");
   }
   if (conv.slots > 1 && s.server.kind == ServerKind::ollama) {
-    c.problem("conversation.slots",
-              "Ollama picks its own slots (OLLAMA_NUM_PARALLEL): remove conversation.slots");
+    c.problem(path + ".slots",
+              "Ollama picks its own slots (OLLAMA_NUM_PARALLEL): remove " + path + ".slots");
   }
   const int need = conv.final_tokens() + (2 * conv.turns + 1) * kTemplateTokensPerTurn;
   for (std::size_t i = 0; i < s.factors.num_ctx.size(); ++i) {
     if (need > s.factors.num_ctx[i]) {
-      c.problem("conversation.turns",
+      c.problem(path + ".turns",
                 fmt::format("{} turns of {} user and {} answer tokens after a {}-token system "
                             "prompt need about {} tokens, more than num_ctx {}",
                             conv.turns, conv.user_tokens, conv.answer_tokens, conv.system_tokens,
@@ -182,16 +156,21 @@ void check_conversation(Checker& c, const Scenario& s) {
   }
 }
 
-json conversation_to_json(const Conversation& conv) {
-  return {{"turns", conv.turns},
-          {"system_tokens", conv.system_tokens},
-          {"user_tokens", conv.user_tokens},
-          {"answer_tokens", conv.answer_tokens},
-          {"conversations", conv.conversations},
-          {"reuse", conv.reuse},
-          {"slots", conv.slots},
-          {"think_time_s", conv.think_time_s},
-          {"concurrent", conv.concurrent}};
+// Recorded at the top level, where earlier versions wrote it, so that a scenario's hash (and the
+// history's comparisons) stay what they were; its turns and answer_tokens take the place of
+// repeats and max_tokens.
+void add_to_json(const Conversation& conv, json& resolved) {
+  resolved.erase("repeats");
+  resolved.erase("max_tokens");
+  resolved["conversation"] = {{"turns", conv.turns},
+                              {"system_tokens", conv.system_tokens},
+                              {"user_tokens", conv.user_tokens},
+                              {"answer_tokens", conv.answer_tokens},
+                              {"conversations", conv.conversations},
+                              {"reuse", conv.reuse},
+                              {"slots", conv.slots},
+                              {"think_time_s", conv.think_time_s},
+                              {"concurrent", conv.concurrent}};
 }
 
-}  // namespace kvbench::scenario::detail
+}  // namespace kvbench::workloads

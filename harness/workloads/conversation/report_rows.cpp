@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/report/conversation.h"
 #include "harness/stats/descriptive.h"
+#include "harness/workloads/conversation/report.h"
 
 namespace kvbench::report {
 

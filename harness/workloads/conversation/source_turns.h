@@ -1,5 +1,5 @@
 #pragma once
-// The conversations of a run (scenario "conversation"): each one's messages so far and what its
+// The conversations of a run (the conversation workload): each one's messages so far and what its
 // last turn left in the server's cache, the request of each turn, and the reuse predicted for it.
 //
 // A turn's prompt is the shared system prompt, the conversation's first user message (its unique
@@ -40,7 +40,8 @@ std::pair<int, std::string> held_reuse(const std::vector<int>& ids, const HeldTo
 
 class ConversationTurns {
  public:
-  explicit ConversationTurns(const scenario::Scenario& s) : s_(s) {}
+  ConversationTurns(const scenario::Scenario& s, const scenario::Conversation& conv)
+      : s_(s), conv_(conv) {}
 
   void set_run_id(std::string run_id) { run_id_ = std::move(run_id); }
   // The answers of turns already recorded (a resumed run): their conversations continue from
@@ -97,6 +98,7 @@ class ConversationTurns {
   const std::string& system_text(backend::Backend& be);
 
   const scenario::Scenario& s_;
+  const scenario::Conversation& conv_;
   std::string run_id_;
   std::string system_;
   bool system_built_ = false;

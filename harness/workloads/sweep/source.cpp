@@ -1,4 +1,6 @@
-#include "harness/run/sweep_source.h"
+#include "harness/workloads/sweep/source.h"
+
+#include "harness/workloads/sweep/spec.h"
 
 namespace kvbench::run {
 
@@ -41,3 +43,12 @@ void SweepSource::finish(PreparedCall& p, backend::CallResult res) {
 }
 
 }  // namespace kvbench::run
+
+namespace kvbench::workloads {
+
+std::unique_ptr<run::CallSource> make_source(const scenario::Scenario& s, const Sweep& /*w*/,
+                                             const Clock& wall_clock, const std::string& run_id) {
+  return std::make_unique<run::SweepSource>(s, wall_clock, run_id);
+}
+
+}  // namespace kvbench::workloads
