@@ -20,6 +20,7 @@
 #include "harness/report/summary.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
+#include "harness/scenario/kinds.h"
 #include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
@@ -164,7 +165,7 @@ void setup_reproduce_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kind", o->kind,
                   "Server kind: llama-server, ollama, openai or anthropic (managed: a "
                   "llama-server called through /v1/chat/completions or /v1/messages)")
-      ->check(CLI::IsMember({"llama-server", "ollama", "openai", "anthropic"}));
+      ->check(CLI::IsMember(scenario::kind_names()));
   cmd->add_option("--model", o->model,
                   "Model: a GGUF path, synthetic:<preset>, or an Ollama model name");
   cmd->add_option("--url", o->url, "Attach to a running server at this URL instead");

@@ -3,6 +3,7 @@
 #include "harness/core/error.h"
 #include "harness/core/url.h"
 #include "harness/run/runner.h"
+#include "harness/scenario/kinds.h"
 
 namespace kvbench::run {
 
@@ -36,6 +37,11 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
   }
   if (!o.server_binary.empty()) {
     s.server.binary = o.server_binary;
+  }
+  // The overrides may have made the server one that needs a model by name (--url).
+  if (const auto why = scenario::model_problem(s.server)) {
+    throw InputError(
+        fmt::format("{}: server.model{}: {}", s.source, o.model.empty() ? "" : " (--model)", *why));
   }
   s.resolved = scenario::to_json(s);
   return s;

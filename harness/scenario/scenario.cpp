@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/scenario/suggest.h"
 
@@ -208,7 +209,7 @@ void check_concurrency(Checker& c, const Scenario& s) {
               "the edit-position experiment reads each pair on one slot: run it without "
               "concurrency");
   }
-  if (!s.server.managed() && s.server.kind != ServerKind::ollama &&
+  if (!s.server.managed() && !traits(s.server.kind).queues_streams &&
       s.concurrency.slot_levels().size() > 1) {
     c.problem("concurrency.streams",
               "an attached server (server.url) cannot change its slots (-np): give one level or "
@@ -254,13 +255,16 @@ void check_consistency(Checker& c, Scenario& s) {
               "the cold read of each pair needs a unique first line: remove "
               "'unique_first_line': false");
   }
+  if (const auto why = model_problem(s.server)) {
+    c.problem("server.model", *why);
+  }
   check_concurrency(c, s);
   detail::check_precision(c, s);
   detail::check_answers(c, s);
   std::visit([&](const auto& w) { check(c, s, w); }, s.workload);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
-    if (s.factors.num_ctx.size() > 1 && s.server.kind != ServerKind::ollama) {
+    if (s.factors.num_ctx.size() > 1 && !traits(s.server.kind).ctx_per_request) {
       c.problem("factors.num_ctx",
                 "an attached server (server.url) cannot vary num_ctx: it "
                 "needs a restart; give one value or use a managed server");

@@ -1,4 +1,4 @@
-// The server part of a scenario: the kinds, the cache types, the "server" object (of the
+// The server part of a scenario: the cache types, the "server" object (of the
 // scenario and of each variant) and its resolved form.
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/url.h"
+#include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/scenario/scenario.h"
 
@@ -15,24 +16,6 @@ namespace kvbench::scenario {
 
 using detail::Checker;
 using nlohmann::json;
-
-std::string_view to_string(ServerKind kind) {
-  switch (kind) {
-    case ServerKind::ollama:
-      return "ollama";
-    case ServerKind::openai:
-      return "openai";
-    case ServerKind::anthropic:
-      return "anthropic";
-    case ServerKind::llama_server:
-      break;
-  }
-  return "llama-server";
-}
-
-bool served_by_llama_server(ServerKind kind) {
-  return kind != ServerKind::ollama;
-}
 
 const std::vector<std::string>& known_cache_types() {
   static const std::vector<std::string> kTypes = {"f32",  "f16",    "bf16", "q8_0", "q4_0",
@@ -62,25 +45,20 @@ void check_server_arg(Checker& c, const std::string& path, const std::string& ar
 void parse_kind(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
   if (v.contains("kind")) {
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
-      if (*k == "llama-server") {
-        s.kind = ServerKind::llama_server;
-      } else if (*k == "ollama") {
-        s.kind = ServerKind::ollama;
-      } else if (*k == "openai") {
-        s.kind = ServerKind::openai;
-      } else if (*k == "anthropic") {
-        s.kind = ServerKind::anthropic;
+      if (const auto kind = kind_named(*k)) {
+        s.kind = *kind;
       } else {
+        const std::string near = nearest(*k, kind_names());
         c.problem(path + ".kind",
-                  fmt::format("unknown server kind '{}': expected 'llama-server', 'ollama', "
-                              "'openai' or 'anthropic'",
-                              *k));
+                  fmt::format("unknown server kind '{}'{}: expected {}", *k,
+                              near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                              kind_list()));
       }
     }
   }
   if (v.contains("endpoint")) {
     if (auto e = c.string(v["endpoint"], path + ".endpoint", false)) {
-      if (s.kind != ServerKind::openai) {
+      if (!traits(s.kind).has_endpoint) {
         c.problem(path + ".endpoint", "only the 'openai' kind has an endpoint to choose");
       } else if (*e != "chat" && *e != "completions") {
         c.problem(path + ".endpoint",
@@ -92,7 +70,7 @@ void parse_kind(Checker& c, const json& v, const std::string& path, ServerSpec& 
   }
   if (v.contains("cache_breakpoint")) {
     if (auto b = c.string(v["cache_breakpoint"], path + ".cache_breakpoint", false)) {
-      if (s.kind != ServerKind::anthropic) {
+      if (!traits(s.kind).has_cache_breakpoint) {
         c.problem(path + ".cache_breakpoint",
                   "only the 'anthropic' kind takes cache_control breakpoints (the others cache "
                   "without being asked)");
@@ -233,10 +211,10 @@ json detail::server_to_json(const ServerSpec& spec) {
   if (!spec.api_key_env.empty()) {
     server["api_key_env"] = spec.api_key_env;
   }
-  if (spec.kind == ServerKind::openai) {
+  if (traits(spec.kind).has_endpoint) {
     server["endpoint"] = spec.endpoint;
   }
-  if (spec.kind == ServerKind::anthropic) {
+  if (traits(spec.kind).has_cache_breakpoint) {
     server["cache_breakpoint"] = spec.cache_breakpoint;
   }
   if (spec.cache_rule.stated()) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 
 namespace kvbench::scenario::detail {
@@ -165,8 +166,7 @@ void check_variant_servers(Checker& c, const Scenario& s) {
   for (std::size_t i = 0; i < s.variants.size(); ++i) {
     const ServerSpec& spec = s.variants[i].server;
     const std::string path = fmt::format("variants[{}].server", i);
-    if (!served_by_llama_server(spec.kind) ||
-        (spec.kind != ServerKind::llama_server && !spec.managed())) {
+    if (spec.managed() ? !served_by_llama_server(spec.kind) : !traits(spec.kind).native_llama_api) {
       c.problem("variants",
                 "server variants run on a managed llama-server (any kind but Ollama) or an "
                 "attached llama-server only for now");

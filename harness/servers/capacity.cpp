@@ -8,6 +8,7 @@
 #include "harness/load/block_stats.h"
 #include "harness/process/signals.h"
 #include "harness/results/results.h"
+#include "harness/scenario/kinds.h"
 #include "harness/servers/sessions.h"
 
 namespace kvbench::servers {
@@ -31,16 +32,16 @@ void check_request(const CapacityRequest& r) {
   if (r.replicates < 0 || r.replicates > 10) {
     problems.emplace_back("kvbench capacity: --replicates: expected 0 to 10");
   }
-  if (r.kind != "llama-server" && r.kind != "ollama" && r.kind != "openai" &&
-      r.kind != "anthropic") {
-    problems.push_back(fmt::format(
-        "kvbench capacity: --kind: expected llama-server, ollama, openai or anthropic, got '{}'",
-        r.kind));
-  } else if (r.kind == "ollama" && r.model.rfind("synthetic:", 0) == 0) {
-    problems.push_back(fmt::format(
-        "kvbench capacity: --model: with --kind ollama, name a model the Ollama server has "
-        "(e.g. llama3.2:1b), not '{}'",
-        r.model));
+  if (const auto kind = scenario::kind_named(r.kind); !kind) {
+    problems.push_back(fmt::format("kvbench capacity: --kind: expected {}, got '{}'",
+                                   scenario::kind_list(), r.kind));
+  } else {
+    scenario::ServerSpec spec;
+    spec.kind = *kind;
+    spec.model = r.model;
+    if (const auto why = scenario::model_problem(spec)) {
+      problems.push_back(fmt::format("kvbench capacity: --model: {}", *why));
+    }
   }
   if (r.prompt_tokens + r.max_tokens > r.ctx) {
     problems.push_back(fmt::format(

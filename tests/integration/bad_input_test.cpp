@@ -95,6 +95,29 @@ TEST(BadInput, UrlWithCredentialsOnTheCommandLineIsRefusedUnseen) {
   }
 }
 
+// --url makes a managed openai scenario an attached one, which runs the model each request names:
+// without server.model or --model it is refused before anything is contacted, and --model
+// mends it.
+TEST(BadInput, AnUrlOverrideThatLeavesTheModelUnnamedIsRefused) {
+  const fs::path dir = fresh_dir("bad-url-model");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "x",
+    "server": {"kind": "openai"}, "factors": {"prompt_tokens": [64]}})");
+  const auto r = run_kvbench(
+      {"run", scenario, "--url", "http://127.0.0.1:9/v1", "--results", (dir / "runs").string()},
+      60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr(
+                         "s.json: server.model: an attached 'openai' server runs the model each "
+                         "request names: give the name of one it has (as its /v1/models lists)"));
+  EXPECT_FALSE(fs::exists(dir / "runs"));
+  // With --model it passes the checks and fails at the server, which is not there (exit 1).
+  const auto named = run_kvbench({"run", scenario, "--url", "http://127.0.0.1:9/v1", "--model",
+                                  "some-model", "--results", (dir / "runs").string()},
+                                 60);
+  EXPECT_NE(named.exit_code, 2) << named.err;
+  EXPECT_EQ(named.err.find("server.model"), std::string::npos) << named.err;
+}
+
 // A results folder that cannot be written is refused (exit 2) by every command that writes one,
 // after its own input checks and before any server starts: the stand-in server leaves a mark
 // when it is started, and none appears.

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.h"
+#include "harness/scenario/kinds.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::scenario {
@@ -83,7 +84,7 @@ TEST(CompatKinds, CacheBreakpointOnlyOnAnthropic) {
 // A provider's caching rule: nothing below its minimum, then whole steps; attached servers only.
 TEST(CompatKinds, CacheRuleRoundsTheSharedPrefixAndIsRecorded) {
   const auto s = parse_scenario(
-      R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1",
+      R"({"name": "x", "server": {"kind": "openai", "url": "http://h/v1", "model": "m",
           "cache_rule": {"min_tokens": 1024, "step": 128}}, "factors": {"prompt_tokens": [256]}})",
       "s.json");
   EXPECT_TRUE(s.server.cache_rule.stated());
@@ -197,6 +198,32 @@ TEST(CompatKinds, EveryShippedScenarioParses) {
     }
   }
   EXPECT_GE(n, 8);
+}
+
+// The table of kinds is the one place a kind is named: every name reads back to its kind, and
+// what a kind needs of server.model follows from it.
+TEST(CompatKinds, TheTableOfKindsDeclaresWhatEachNeedsOfTheModel) {
+  for (const auto& k : kinds()) {
+    EXPECT_EQ(kind_named(k.name), k.kind);
+    EXPECT_EQ(to_string(k.kind), k.name);
+  }
+  EXPECT_FALSE(kind_named("vllm"));
+  const auto problem = [](ServerKind kind, const std::string& url, const std::string& model) {
+    ServerSpec spec;
+    spec.kind = kind;
+    spec.url = url;
+    spec.model = model;
+    return model_problem(spec).has_value();
+  };
+  EXPECT_FALSE(problem(ServerKind::llama_server, "http://h", "synthetic:small"));
+  EXPECT_FALSE(problem(ServerKind::openai, "", "synthetic:small")) << "served by llama-server";
+  EXPECT_FALSE(problem(ServerKind::anthropic, "", "synthetic:small"));
+  EXPECT_TRUE(problem(ServerKind::openai, "http://h/v1", "synthetic:small"));
+  EXPECT_TRUE(problem(ServerKind::anthropic, "http://h/v1", "synthetic:small"));
+  EXPECT_TRUE(problem(ServerKind::ollama, "http://h", "synthetic:small"));
+  EXPECT_TRUE(problem(ServerKind::ollama, "", "synthetic:tiny")) << "a managed ollama serve too";
+  EXPECT_FALSE(problem(ServerKind::ollama, "http://h", "llama3.2:1b"));
+  EXPECT_FALSE(problem(ServerKind::openai, "http://h/v1", "m"));
 }
 
 }  // namespace

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 
+#include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/workloads/conversation/spec.h"
 
 namespace kvbench::workloads {
 
 using nlohmann::json;
-using scenario::ServerKind;
 using scenario::detail::Checker;
 
 namespace {
@@ -135,11 +135,11 @@ void parse(Checker& c, const json& v, const std::string& path, Conversation& con
 
 void check(Checker& c, const scenario::Scenario& s, const Conversation& conv) {
   const std::string path = c.workload_path();
-  if (s.server.kind == ServerKind::openai && s.server.endpoint != "chat") {
+  if (scenario::traits(s.server.kind).has_endpoint && s.server.endpoint != "chat") {
     c.problem("server.endpoint",
               "a conversation is sent as chat messages: use the \"chat\" endpoint");
   }
-  if (conv.slots > 1 && s.server.kind == ServerKind::ollama) {
+  if (conv.slots > 1 && scenario::traits(s.server.kind).queues_streams) {
     c.problem(path + ".slots",
               "Ollama picks its own slots (OLLAMA_NUM_PARALLEL): remove " + path + ".slots");
   }
