@@ -273,7 +273,8 @@ TEST(OllamaConcurrency, CapacityStartsAFreshServePerLevelWithThatManySlots) {
       run_kvbench({"capacity", "--kind", "ollama", "--results", (dir / "bad").string(),
                    "--server-bin", KVBENCH_OLLAMA_FIXTURE});
   EXPECT_EQ(synthetic.exit_code, 2);
-  EXPECT_THAT(synthetic.err, HasSubstr("--model: a managed 'ollama' server runs the model each request names"));
+  EXPECT_THAT(synthetic.err,
+              HasSubstr("--model: a managed 'ollama' server runs the model each request names"));
   EXPECT_FALSE(fs::exists(dir / "bad"));
 }
 
