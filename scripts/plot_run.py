@@ -59,18 +59,27 @@ def load_summary(run_dir, kvbench, summary_path):
 
 
 def load_calls(run_dir):
-    """The records of RUN_DIR/calls.jsonl, in file order."""
+    """The records of RUN_DIR/calls.jsonl, in file order; a call --resume sent again (same seq)
+    takes its earlier record's place, as kvbench reads it."""
     path = os.path.join(run_dir, "calls.jsonl")
     if not os.path.exists(path):
         raise InputError(f"{path}: missing (is {run_dir} a kvbench run folder?)")
     calls = []
+    at_seq = {}
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if line.strip():
                 try:
-                    calls.append(json.loads(line))
+                    call = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise InputError(f"{path}:{n}: not JSON ({e.msg})") from e
+                seq = call.get("seq") if isinstance(call, dict) else None
+                if seq in at_seq:
+                    calls[at_seq[seq]] = call
+                    continue
+                if seq is not None:
+                    at_seq[seq] = len(calls)
+                calls.append(call)
     return calls
 
 

@@ -159,7 +159,10 @@ LoadedRun load_run(const fs::path& run_dir) {
     throw InputError(fmt::format("{}: no calls.jsonl", run_dir.string()));
   }
   std::string line;
-  std::unordered_map<int, std::size_t> aborted_at;  // seq -> index of its aborted record
+  // A call --resume sent again (one an interrupt aborted, or the cold read of a pair cut before
+  // its edited read) is recorded again: the repeat takes the earlier record's place, which stays
+  // in calls.jsonl.
+  std::unordered_map<int, std::size_t> at_seq;  // seq -> index of its record in out.calls
   for (int n = 1; std::getline(cj, line); ++n) {
     if (line.empty()) {
       continue;
@@ -172,20 +175,11 @@ LoadedRun load_run(const fs::path& run_dir) {
     }
     try {
       CallRecord r = record_from_json(j);
-      // A call an interrupt aborted is repeated by --resume; the repeat takes its place.
-      const auto earlier = aborted_at.find(r.seq);
-      if (earlier != aborted_at.end()) {
-        const std::size_t at = earlier->second;
-        aborted_at.erase(earlier);
-        out.calls[at] = std::move(r);
-        if (out.calls[at].outcome == Outcome::aborted) {
-          aborted_at.emplace(out.calls[at].seq, at);
-        }
+      if (const auto earlier = at_seq.find(r.seq); earlier != at_seq.end()) {
+        out.calls[earlier->second] = std::move(r);
         continue;
       }
-      if (r.outcome == Outcome::aborted) {
-        aborted_at.emplace(r.seq, out.calls.size());
-      }
+      at_seq.emplace(r.seq, out.calls.size());
       out.calls.push_back(std::move(r));
     } catch (const nlohmann::json::exception& e) {
       out.warnings.push_back(fmt::format("calls.jsonl line {}: skipped: {}", n, e.what()));

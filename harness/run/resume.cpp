@@ -1,7 +1,10 @@
-// Going on with a run in its own folder. A resume sends the calls it has not recorded. An
+// Going on with a run in its own folder. A resume sends the calls it has not recorded (and a
+// prefix-reuse pair cut between its reads whole). An
 // extension adds counterbalanced block sets (of server variants, or for precision): the scenario
 // in run.json gets a larger block_repeats, its plan grows by whole sets (the earlier blocks stay
 // as they were), and the new calls run through the resume.
+
+#include <set>
 
 #include <fmt/format.h>
 
@@ -96,11 +99,22 @@ RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, R
   state.run_dir = run_dir;
   const results::LoadedRun loaded = results::load_run(run_dir);
   state.run = loaded.run;
+  std::set<int> edited_of;  // the cold reads whose edited read was recorded
   for (const auto& r : loaded.calls) {
     if (r.outcome != Outcome::aborted) {  // an interrupted call is repeated
       state.done.insert(r.seq);
+      if (r.pair_role == PairRole::edited && r.pair_id) {
+        edited_of.insert(*r.pair_id);
+      }
     }
     state.recorded.push_back(r);
+  }
+  // A pair cut between its reads is sent again whole: the restarted server no longer holds the
+  // cold read its edited read resends.
+  for (const auto& r : loaded.calls) {
+    if (r.pair_role == PairRole::cold && edited_of.count(r.seq) == 0) {
+      state.done.erase(r.seq);
+    }
   }
   if (state.run.scenario.empty()) {
     throw InputError(fmt::format("{}: run.json has no scenario", run_dir.string()));

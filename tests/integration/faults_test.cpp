@@ -543,14 +543,16 @@ INSTANTIATE_TEST_SUITE_P(Faults, ApiKeyKinds,
 // Runs recorded by earlier kvbench versions (tests/data/runs, record version 1), cut short as an
 // interrupted run leaves them, resume on the real server: the rest of the plan runs in order with
 // the run's own id, and every resumed call reuses exactly what was predicted (a resumed
-// conversation goes on from its recorded answers on a fresh server, which holds none of them).
+// conversation goes on from its recorded answers on a fresh server, which holds none of them; a
+// pair cut between its reads is sent again whole, its first cold read kept in calls.jsonl).
 TEST(Faults, ARunRecordedByAnEarlierVersionResumesToItsEnd) {
   const fs::path dir = fresh_dir("resume-recorded");
-  // Cut between two prefix-reuse pairs (seq 18 ends one), and within conversations' turns.
+  // Cut between two prefix-reuse pairs (seq 18 ends one), between the cold and the edited read of
+  // a pair (seq 17 and 18), and within conversations' turns.
   for (const auto& [name, keep] : std::vector<std::pair<std::string, std::size_t>>{
-           {"prefix-reuse-tiny", 19}, {"conversation-tiny", 20}}) {
-    SCOPED_TRACE(name);
-    const fs::path run_dir = dir / name;
+           {"prefix-reuse-tiny", 19}, {"prefix-reuse-tiny", 18}, {"conversation-tiny", 20}}) {
+    SCOPED_TRACE(name + " cut after " + std::to_string(keep) + " records");
+    const fs::path run_dir = dir / (name + "-" + std::to_string(keep));
     fs::copy(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/runs" / name, run_dir);
     std::vector<std::string> lines;
     {
@@ -572,7 +574,13 @@ TEST(Faults, ARunRecordedByAnEarlierVersionResumesToItsEnd) {
     EXPECT_EQ(read_json(run_dir / "run.json")["status"], "complete");
     expect_each_planned_call_once(run_dir);
     const auto calls = results::load_run(run_dir).calls;
-    for (std::size_t i = keep; i < calls.size(); ++i) {
+    // The last record kept, when it is the cold read of a pair cut in two, was sent again.
+    const bool cut_pair = calls.at(keep - 1).pair_role == PairRole::cold;
+    EXPECT_EQ(cut_pair, keep == 18);
+    if (cut_pair) {
+      EXPECT_EQ(read_calls(run_dir).size(), calls.size() + 1) << "both cold reads kept";
+    }
+    for (std::size_t i = cut_pair ? keep - 1 : keep; i < calls.size(); ++i) {
       const auto& c = calls[i];
       EXPECT_EQ(c.run_id, run_id) << c.seq;
       EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
