@@ -1,6 +1,7 @@
 #pragma once
 // The history's tables, in both stores: the schema of the current version, the session columns
-// version 3 added, and a call's row of the calls table with its INSERT. schema.cpp also holds
+// version 3 added, and a call's row of the calls table with its INSERT (both from the call field
+// list, whose fields a migration adds to an older calls table). schema.cpp also holds
 // History::create_schema and History::migrate, which use them.
 
 #include <cstdint>
@@ -23,8 +24,9 @@ extern const char* const kAddedSessionColumns[kAddedSessionColumnCount][2];
 // The sessions table's gpus column: the host's GPUs, "; " between them.
 std::string gpus_text(const gate::HostFingerprint& h);
 
-// The calls table's row of `c` in session `session_id`, in kInsertCall's order.
+// The calls table's row of `c` in session `session_id`, in insert_call()'s order: the session,
+// the call field list's values, the whole record as JSON.
 std::vector<SqlValue> call_row(std::int64_t session_id, const CallRecord& c);
-extern const char* const kInsertCall;
+std::string insert_call();
 
 }  // namespace kvbench::history

@@ -205,7 +205,7 @@ AddResult History::add(const Session& s) {
     for (const auto& c : s.calls) {
       calls.push_back(call_row(id, c));
     }
-    db_->execute_many(kInsertCall, calls);
+    db_->execute_many(insert_call(), calls);
     return AddResult{id, true};
   });
 }

@@ -18,8 +18,9 @@
 namespace kvbench::history {
 
 // 1: sessions and session_values; 2: sessions.run_labels; 3: host fingerprints, the calls table,
-// the meta table that holds this number.
-inline constexpr int kSchemaVersion = 3;
+// the meta table that holds this number; 4: the calls table takes every field of the call field
+// list (history_tokens, conversations and reuse added).
+inline constexpr int kSchemaVersion = 4;
 
 enum class Access { read, write };
 
@@ -104,6 +105,9 @@ class History {
 
  private:
   void migrate(int from);
+  void migrate_to_3(int from);
+  // Adds to the calls table every field of the call field list it lacks, filled from the records.
+  void add_call_columns();
   void create_schema();
   int stored_version() const;
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/analysis/analysis.h"
+#include "harness/core/call_fields.h"
 #include "harness/core/error.h"
 #include "harness/report/concurrency.h"
 #include "harness/report/effects.h"
@@ -19,17 +20,6 @@
 namespace kvbench::report {
 
 using nlohmann::json;
-
-namespace {
-
-std::string opt(const std::optional<double>& v) {
-  return v ? fmt::format("{:.3f}", *v) : "";
-}
-std::string opt(const std::optional<int>& v) {
-  return v ? std::to_string(*v) : "";
-}
-
-}  // namespace
 
 std::vector<std::string> shortfalls(const RunReport& report) {
   std::vector<std::string> out;
@@ -284,25 +274,16 @@ void write_report(std::ostream& out, const RunReport& report, std::string_view f
 }
 
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {
-  out << "seq,block,round,kind,num_ctx,cache_type,prompt_tokens,prompt_tokens_counted,t_start_s,"
-         "outcome,ttft_ms,decode_tps,e2e_ms,tokens,server_prompt_n,server_cache_n,"
-         "expected_cache_n,server_prompt_ms,server_predicted_n,server_predicted_ms,flags,variant,"
-         "conversation,turn,conversations,reuse,history_tokens\n";
+  const auto& fields = call_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    out << (i == 0 ? "" : ",") << fields[i].name;
+  }
+  out << "\n";
   for (const auto& r : calls) {
-    std::string turn = ",,,,";  // a conversation turn's columns; empty for a single prompt
-    if (r.turn) {
-      turn =
-          fmt::format("{},{},{},{},{}", r.turn->conversation, r.turn->turn, r.turn->conversations,
-                      r.turn->reuse ? "on" : "off", opt(r.turn->history_tokens));
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      out << (i == 0 ? "" : ",") << csv_text(fields[i].get(r));
     }
-    out << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                       r.seq, r.block, r.round, to_string(r.kind), r.num_ctx, r.cache_type,
-                       r.prompt_tokens, opt(r.prompt_tokens_counted), r.t_start_s,
-                       to_string(r.outcome), opt(r.client.ttft_ms), opt(r.client.decode_tps),
-                       opt(r.client.e2e_ms), r.client.tokens, opt(r.server.prompt_n),
-                       opt(r.server.cache_n), opt(r.expected_cache_n), opt(r.server.prompt_ms),
-                       opt(r.server.predicted_n), opt(r.server.predicted_ms),
-                       fmt::join(r.flags, ";"), r.variant, turn);
+    out << "\n";
   }
 }
 

@@ -49,7 +49,7 @@ TEST_F(OlderHistory, ReadingRefusesItNamingTheMigrationAndWritesNothing) {
     History::open(path_, Access::read);
     FAIL() << "an older history was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 1; this kvbench reads version 3: run "
+    EXPECT_NE(std::string(e.what()).find("schema version 1; this kvbench reads version 4: run "
                                          "kvbench history migrate"),
               std::string::npos)
         << e.what();
@@ -66,7 +66,7 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   {
     const auto db = History::open(path_, Access::write);
     EXPECT_EQ(db->migrated_from(), 1);
-    EXPECT_EQ(db->schema_version(), 3);
+    EXPECT_EQ(db->schema_version(), 4);
     EXPECT_EQ(db->fingerprints_recovered(), 1u);
   }
   const auto db = History::open(path_, Access::read);
@@ -85,6 +85,67 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   const auto after = History::open(path_, Access::read);
   EXPECT_EQ(after->sessions(), 1u);
   EXPECT_EQ(after->session(added.id).calls.size(), 17u);
+}
+
+// A history of version 3 (its calls table without history_tokens, conversations and reuse) is
+// migrated by adding the columns the call field list has and it lacks, filled from each call's
+// whole record.
+TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
+  const auto path = fresh_history("sqlite", "version-3");
+  const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny";
+  auto run = gate::load_run_inputs(run_dir);
+  const auto values = gate::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  History::open(path, Access::write)->add(session_of(run, "", values));
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const auto exec = [&](const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+    sqlite3_free(err);
+  };
+  exec(
+      "ALTER TABLE calls DROP COLUMN history_tokens; ALTER TABLE calls DROP COLUMN "
+      "conversations; ALTER TABLE calls DROP COLUMN reuse; UPDATE meta SET value = '3'");
+  sqlite3_close(raw);
+  EXPECT_THROW(History::open(path, Access::read), InputError) << "version 3 must be migrated";
+  {
+    const auto db = History::open(path, Access::write);
+    EXPECT_EQ(db->migrated_from(), 3);
+    EXPECT_EQ(db->schema_version(), 4);
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw,
+                               "SELECT seq, history_tokens, conversations, reuse FROM calls "
+                               "ORDER BY seq",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  int turns = 0;
+  std::size_t i = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    ASSERT_LT(i, run.loaded.calls.size());
+    const auto& c = run.loaded.calls[i++];
+    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
+    if (!c.turn) {
+      EXPECT_EQ(sqlite3_column_type(st, 2), SQLITE_NULL) << c.seq;
+      continue;
+    }
+    ++turns;
+    EXPECT_EQ(sqlite3_column_int(st, 2), c.turn->conversations) << c.seq;
+    EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 3)),
+              std::string(c.turn->reuse ? "on" : "off"))
+        << c.seq;
+    if (c.turn->history_tokens) {
+      EXPECT_EQ(sqlite3_column_int(st, 1), *c.turn->history_tokens) << c.seq;
+    } else {
+      EXPECT_EQ(sqlite3_column_type(st, 1), SQLITE_NULL) << c.seq;
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  EXPECT_EQ(i, run.loaded.calls.size());
+  EXPECT_GT(turns, 0);
+  std::filesystem::remove(path);
 }
 
 TEST(SqliteHistory, AMissingFileIsAnInputErrorForReadingAndNotCreated) {

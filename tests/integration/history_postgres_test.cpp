@@ -268,7 +268,7 @@ TEST_F(HistoryPostgres, HostsIngestingIntoANewDatabaseAtOnceAllLand) {
       EXPECT_TRUE(status->success()) << log.str();
     }
     EXPECT_EQ(server_->psql("SELECT COUNT(*) FROM sessions", db), "4\n");
-    EXPECT_EQ(server_->psql("SELECT value FROM meta", db), "3\n");
+    EXPECT_EQ(server_->psql("SELECT value FROM meta", db), "4\n");
   }
 }
 
