@@ -29,9 +29,17 @@ const std::vector<Metric>& metrics() {
   return kMetrics;
 }
 
+Measured measured(const std::vector<CallRecord>& calls) {
+  Measured out;
+  for (const auto& c : calls) {
+    (c.turn ? out.turns : out.singles).push_back(c);
+  }
+  return out;
+}
+
 bool fresh_read(const CallRecord& r) {
   return (r.kind == CallKind::timed || r.kind == CallKind::probe) &&
-         r.pair_role != PairRole::edited;
+         r.pair_role != PairRole::edited && !r.turn;
 }
 
 bool fresh_timed(const CallRecord& r) {
@@ -39,7 +47,7 @@ bool fresh_timed(const CallRecord& r) {
 }
 
 bool single_timed(const CallRecord& r) {
-  return r.kind == CallKind::timed && !r.pair_id;
+  return r.kind == CallKind::timed && !r.pair_id && !r.turn;
 }
 
 double elapsed_minutes(const CallRecord& r, double first_start_s) {

@@ -28,14 +28,26 @@ struct Metric {
   std::function<std::optional<double>(const CallRecord&)> value;
 };
 
+// A run's calls sorted by what they measure, the one sorting every analysis (report, gate,
+// precision, commands) rests on: single prompts (timed calls, warm-ups, drift probes and the reads
+// of prefix-reuse pairs) and conversation turns, each in the order given. A turn reuses its
+// history by design: the conversation workload reports turns, and they stay out of the models,
+// conditions and checks of single prompts, whoever asks.
+struct Measured {
+  std::vector<CallRecord> singles;
+  std::vector<CallRecord> turns;
+};
+Measured measured(const std::vector<CallRecord>& calls);
+
 // The calls every summary and model of a run rests on: timed calls and drift probes that read a
-// fresh prompt. A prefix-reuse pair's edited resend reads most of its prompt from the cache: it
-// is measured against its cold read (report/prefix.h) and kept out of the models, where it would
-// pool cache hits with cold reads of the same length.
+// fresh prompt, outside conversations. A prefix-reuse pair's edited resend reads most of its prompt
+// from the cache: it is measured against its cold read (report/prefix.h) and kept out of the
+// models, where it would pool cache hits with cold reads of the same length.
 bool fresh_read(const CallRecord& r);
 // A fresh read that is a timed call, not a drift probe: the calls of the condition table.
 bool fresh_timed(const CallRecord& r);
-// A timed call outside any prefix-reuse pair: the calls the repeated-prompt trap looks at.
+// A timed call outside any prefix-reuse pair and conversation: the calls the repeated-prompt trap
+// looks at.
 bool single_timed(const CallRecord& r);
 
 // Client TTFT, server prompt time, client and server decode rate.

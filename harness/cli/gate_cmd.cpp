@@ -102,7 +102,8 @@ int publish(const gate::GateReport& report, const std::filesystem::path& dir,
 namespace {
 
 nlohmann::json run_validity(const gate::RunInputs& in, const std::string& baseline) {
-  const auto a = analysis::analyze(in.loaded.calls, in.scenario.seed, baseline);
+  const auto a =
+      analysis::analyze(analysis::measured(in.loaded.calls).singles, in.scenario.seed, baseline);
   nlohmann::json models = nlohmann::json::object();
   for (const auto& m : a.models) {
     models[m.metric] = m.validity;

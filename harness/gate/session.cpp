@@ -21,11 +21,13 @@ struct Reference {
   std::vector<std::string> variants;
 };
 
+// The reference point of the timed single prompts (conversation turns are no single prompts:
+// analysis::measured).
 Reference reference_of(const std::vector<CallRecord>& calls) {
   Reference ref;
   std::set<int> prompts;
   std::set<int> contexts;
-  for (const auto& r : calls) {
+  for (const auto& r : analysis::measured(calls).singles) {
     if (r.kind != CallKind::timed) {
       continue;
     }

@@ -56,13 +56,7 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
   r.run = std::move(run);
   r.calls = std::move(calls);
   r.warnings = std::move(warnings);
-  // Conversation turns have a report of their own: the analyses of single prompts leave them out.
-  std::vector<CallRecord> single;
-  for (const auto& c : r.calls) {
-    if (!c.turn) {
-      single.push_back(c);
-    }
-  }
+  const auto single = analysis::measured(r.calls).singles;
   r.conditions = analysis::summarize_conditions(single);
   r.cache = analysis::check_cache(single);
   r.counters = analysis::check_counters(r.run, r.calls);

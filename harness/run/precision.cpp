@@ -35,7 +35,7 @@ void record(const std::filesystem::path& run_dir, const json& status) {
 
 PrecisionCheck check_precision(const results::LoadedRun& run, const scenario::Precision& p) {
   PrecisionCheck out;
-  const auto a = analysis::analyze(run.calls, run.run.seed());
+  const auto a = analysis::analyze(analysis::measured(run.calls).singles, run.run.seed());
   for (const auto& m : a.models) {
     if (m.metric != p.metric) {
       continue;

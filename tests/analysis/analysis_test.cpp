@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/report/effects.h"
+#include "harness/results/results.h"
 
 namespace kvbench::analysis {
 namespace {
@@ -381,6 +382,23 @@ TEST(Analysis, VariantReferenceCanBeNamed) {
   const auto b = analyze(ab_run("cand", "base"));
   ASSERT_TRUE(b.models[2].fit);
   EXPECT_NEAR(b.models[2].fit->log.coefficient("variant=base").estimate, -std::log(0.9), 1e-9);
+}
+
+// The report, the gate, precision and the commands all see one set of calls: conversation turns
+// are sorted out by measured(), and a caller that passes them anyway gets the same analysis.
+TEST(Measured, TurnsStayOutOfTheModelsWhoeverPassesThem) {
+  const auto run = results::load_run(std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny");
+  const auto m = measured(run.calls);
+  ASSERT_FALSE(m.turns.empty());
+  ASSERT_EQ(m.singles.size() + m.turns.size(), run.calls.size());
+  for (const auto& c : m.turns) {
+    EXPECT_TRUE(c.turn.has_value());
+    EXPECT_FALSE(fresh_read(c));
+    EXPECT_FALSE(single_timed(c));
+  }
+  const nlohmann::json all = analyze(run.calls, 7);
+  const nlohmann::json singles = analyze(m.singles, 7);
+  EXPECT_EQ(all, singles);
 }
 
 }  // namespace
