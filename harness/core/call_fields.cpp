@@ -104,6 +104,9 @@ const std::vector<CallField>& call_fields() {
       {"stream", "", Type::integer, true, "stream", [](R r) { return maybe(r.stream); }},
       {"in_flight", "", Type::integer, true, "in_flight", [](R r) { return maybe(r.in_flight); }},
       {"queue_ms", "ms", Type::real, true, "queue_ms", [](R r) { return maybe(r.queue_ms); }},
+      // Added with record version 2, when a turn's wait left queue_ms.
+      {"wait_ms", "ms", Type::real, true, "conversation.wait_ms",
+       [](R r) { return of_turn(r, [](const auto& t) { return maybe(t.wait_ms); }); }},
   };
   return kFields;
 }

@@ -226,6 +226,7 @@ nlohmann::json to_json(const CallRecord& r) {
     put(turn, "slot", t.slot);
     put(turn, "history_tokens", t.history_tokens);
     put(turn, "history_floor", t.history_floor);
+    put(turn, "wait_ms", t.wait_ms);
     if (!t.history_basis.empty()) {
       turn["history_basis"] = t.history_basis;
     }
@@ -282,6 +283,11 @@ CallRecord record_from_json(const nlohmann::json& j) {
     turn.history_floor = get<int>(t, "history_floor");
     turn.history_basis = t.value("history_basis", "");
     turn.answer = t.value("answer", "");
+    turn.wait_ms = get<double>(t, "wait_ms");
+    if (r.version < 2 && r.queue_ms) {  // version 1 wrote a turn's wait as its queue_ms
+      turn.wait_ms = r.queue_ms;
+      r.queue_ms.reset();
+    }
     r.turn = std::move(turn);
   }
   if (j.contains("client")) {

@@ -15,7 +15,9 @@
 
 namespace kvbench {
 
-inline constexpr int kRecordVersion = 1;
+// 1: the first layout; 2: a conversation turn's wait from when it was due to its send is the
+// turn's wait_ms (version 1 wrote it as queue_ms, which now means the open loop's queue alone).
+inline constexpr int kRecordVersion = 2;
 
 // What a call is in its block: discarded warm-up, timed call, or drift probe.
 enum class CallKind { warmup, timed, probe };
@@ -149,8 +151,7 @@ struct CallRecord {
   std::optional<int> stream;     // which stream (and server slot) carried the call; a turn's:
                                  // its conversation's place in the set
   std::optional<int> in_flight;  // calls in flight when it was sent, itself included
-  // Open loop: from its scheduled arrival to its send. A turn of conversations at once: from when
-  // it was due (its previous answer and think time) to its send, preparing and slot wait included.
+  // Open loop: from its scheduled arrival to its send (a turn's wait is Turn::wait_ms).
   std::optional<double> queue_ms;
   // A conversation turn (scenario "conversation"); absent on a single prompt.
   struct Turn {
@@ -172,6 +173,9 @@ struct CallRecord {
     // basis the previous prompt (the answer's tokens, read back, may differ from those generated).
     std::optional<int> history_floor;
     std::string answer;  // the generated text, which the next turn sends back
+    // Conversations at once: from when the turn was due (its previous answer and think time) to
+    // its send, preparing and the wait for its slot included.
+    std::optional<double> wait_ms;
   };
   std::optional<Turn> turn;
   bool ok() const { return outcome == Outcome::ok; }

@@ -190,7 +190,8 @@ class Streams {
     }
   }
 
-  // Sends `p` on `stream`; `queued`: it was due at `due`, and its record gets its queue time.
+  // Sends `p` on `stream`; `queued`: it was due at `due`, and its record gets its queue time (a
+  // turn's: its wait).
   void launch(PreparedCall p, Nanos due, bool queued, int stream, std::optional<int> lane) {
     auto call = std::make_shared<PreparedCall>(std::move(p));
     CallRecord& r = call->record;
@@ -198,7 +199,8 @@ class Streams {
     r.in_flight = static_cast<int>(transport_.in_flight()) + 1;
     const Nanos now = clock().now();
     if (queued) {
-      r.queue_ms = std::chrono::duration<double, std::milli>(now - due).count();
+      const double ms = std::chrono::duration<double, std::milli>(now - due).count();
+      (r.turn ? r.turn->wait_ms : r.queue_ms) = ms;
     }
     r.wall_start = utc_now_rfc3339();
     r.t_start_s = time_.elapsed_s(now);

@@ -85,3 +85,34 @@ TEST(CallRecord, JsonRoundTrip) {
 
 }  // namespace
 }  // namespace kvbench
+
+namespace kvbench {
+namespace {
+
+// Record version 2 gives a turn's wait its own name: version 1 wrote it as queue_ms, which now
+// means the open loop's queue alone; the reader takes both layouts.
+TEST(RecordVersions, AVersion1TurnsQueueTimeReadsAsItsWait) {
+  const auto v1 = nlohmann::json::parse(R"({"version": 1, "seq": 4, "queue_ms": 12.5,
+      "conversation": {"conversation": 1, "turn": 2, "reuse": "on"}})");
+  const CallRecord turn = record_from_json(v1);
+  ASSERT_TRUE(turn.turn);
+  EXPECT_EQ(turn.turn->wait_ms, 12.5);
+  EXPECT_FALSE(turn.queue_ms);
+  // Written again, it is a version 2 record with the wait in the turn.
+  CallRecord again = turn;
+  again.version = kRecordVersion;
+  const auto j = to_json(again);
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_FALSE(j.contains("queue_ms"));
+  EXPECT_EQ(j["conversation"]["wait_ms"], 12.5);
+  EXPECT_EQ(record_from_json(j).turn->wait_ms, 12.5);
+  // An open loop's queue time stays queue_ms in both versions.
+  const auto open = nlohmann::json::parse(R"({"version": 1, "seq": 5, "queue_ms": 3.0})");
+  EXPECT_EQ(record_from_json(open).queue_ms, 3.0);
+  auto v2 = open;
+  v2["version"] = 2;
+  EXPECT_EQ(record_from_json(v2).queue_ms, 3.0);
+}
+
+}  // namespace
+}  // namespace kvbench

@@ -93,8 +93,8 @@ void tally_turn(const CallRecord& r, ConversationReport& out, Tally& tl) {
   if (r.in_flight) {
     AtOnce& o = tl.at_once[{turn_config(r), t.conversations}];
     o.max_in_flight = std::max(o.max_in_flight, *r.in_flight);
-    if (r.queue_ms) {
-      o.wait.push_back(*r.queue_ms);
+    if (t.wait_ms) {
+      o.wait.push_back(*t.wait_ms);
     }
   }
   // The prompt as counted before sending, or as the server counted it (no token ids).
