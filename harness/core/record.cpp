@@ -235,6 +235,31 @@ nlohmann::json to_json(const CallRecord& r) {
   return j;
 }
 
+namespace {
+
+// A conversation turn's part of a record; a version 1 record's queue_ms was its wait.
+CallRecord::Turn turn_from_json(const nlohmann::json& t, CallRecord& r) {
+  CallRecord::Turn turn;
+  turn.conversation = t.value("conversation", 0);
+  turn.set = t.value("set", 0);
+  turn.conversations = t.value("conversations", 1);
+  turn.turn = t.value("turn", 1);
+  turn.reuse = t.value("reuse", "on") != "off";
+  turn.slot = get<int>(t, "slot");
+  turn.history_tokens = get<int>(t, "history_tokens");
+  turn.history_floor = get<int>(t, "history_floor");
+  turn.history_basis = t.value("history_basis", "");
+  turn.answer = t.value("answer", "");
+  turn.wait_ms = get<double>(t, "wait_ms");
+  if (r.version < 2 && r.queue_ms) {  // version 1 wrote a turn's wait as its queue_ms
+    turn.wait_ms = r.queue_ms;
+    r.queue_ms.reset();
+  }
+  return turn;
+}
+
+}  // namespace
+
 CallRecord record_from_json(const nlohmann::json& j) {
   CallRecord r;
   r.version = j.value("version", kRecordVersion);
@@ -271,24 +296,7 @@ CallRecord record_from_json(const nlohmann::json& j) {
     r.edit = p.value("edit", "");
   }
   if (j.contains("conversation") && j["conversation"].is_object()) {
-    const auto& t = j["conversation"];
-    CallRecord::Turn turn;
-    turn.conversation = t.value("conversation", 0);
-    turn.set = t.value("set", 0);
-    turn.conversations = t.value("conversations", 1);
-    turn.turn = t.value("turn", 1);
-    turn.reuse = t.value("reuse", "on") != "off";
-    turn.slot = get<int>(t, "slot");
-    turn.history_tokens = get<int>(t, "history_tokens");
-    turn.history_floor = get<int>(t, "history_floor");
-    turn.history_basis = t.value("history_basis", "");
-    turn.answer = t.value("answer", "");
-    turn.wait_ms = get<double>(t, "wait_ms");
-    if (r.version < 2 && r.queue_ms) {  // version 1 wrote a turn's wait as its queue_ms
-      turn.wait_ms = r.queue_ms;
-      r.queue_ms.reset();
-    }
-    r.turn = std::move(turn);
+    r.turn = turn_from_json(j["conversation"], r);
   }
   if (j.contains("client")) {
     const auto& c = j["client"];

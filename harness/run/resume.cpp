@@ -12,7 +12,6 @@
 #include "harness/core/error.h"
 #include "harness/plan/plan.h"
 #include "harness/results/results.h"
-#include "harness/run/precision.h"
 #include "harness/run/run_folder.h"
 #include "harness/run/runner.h"
 
@@ -40,14 +39,6 @@ void check_prefix(const fs::path& run_dir, const json& before, const json& after
 }
 
 }  // namespace
-
-RunSummary extend_run(const fs::path& run_dir, int extra_sets, const RunOptions& options,
-                      RunContext& ctx) {
-  RunSummary summary = extend_run_once(run_dir, extra_sets, options, ctx);
-  const auto run = results::load_run(run_dir).run;
-  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
-  return until_precise(s, std::move(summary), options, ctx);
-}
 
 RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOptions& options,
                            RunContext& ctx) {
@@ -85,13 +76,6 @@ RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOpt
   run.status = "incomplete";
   results::write_json_atomic(run_dir / "run.json", json(run));
   return resume_run_once(run_dir, options, ctx);
-}
-
-RunSummary resume_run(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {
-  RunSummary summary = resume_run_once(run_dir, options, ctx);
-  const auto run = results::load_run(run_dir).run;
-  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
-  return until_precise(s, std::move(summary), options, ctx);
 }
 
 RunSummary resume_run_once(const fs::path& run_dir, const RunOptions& options, RunContext& ctx) {

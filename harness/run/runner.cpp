@@ -14,7 +14,6 @@
 #include "harness/results/results.h"
 #include "harness/run/answers_step.h"
 #include "harness/run/block_calls.h"
-#include "harness/run/precision.h"
 #include "harness/run/run_folder.h"
 #include "harness/run/workloads.h"
 
@@ -146,8 +145,9 @@ RunSummary run_plan(const scenario::Scenario& s, const RunOptions& options, RunC
   return runner.run();
 }
 
-RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx) {
-  return until_precise(s, run_plan(s, options, ctx), options, ctx);
+RunSummary run_scenario_once(const scenario::Scenario& s, const RunOptions& options,
+                             RunContext& ctx) {
+  return run_plan(s, options, ctx);
 }
 
 }  // namespace kvbench::run

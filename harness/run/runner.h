@@ -65,28 +65,24 @@ struct RunContext {
 // Applies the option overrides to a scenario (url, model, binary).
 scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& options);
 
-// Runs the whole plan. Setup failures throw before anything is written; afterwards server
-// failures are recorded on their calls and the run goes on.
-RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx);
+// Runs the whole plan once (precision's continuation is harness/precision's). Setup failures
+// throw before anything is written; afterwards server failures are recorded on their calls and
+// the run goes on.
+RunSummary run_scenario_once(const scenario::Scenario& s, const RunOptions& options,
+                             RunContext& ctx);
 
 // Completes an interrupted run in its folder: the calls not yet recorded, in the original
 // shuffled order, with the run's own id (so every nonce stays unique). A truncated last line of
 // calls.jsonl is cut off first. Throws InputError when the folder is no kvbench run or its plan
 // no longer matches its scenario.
-RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options,
-                      RunContext& ctx);
+RunSummary resume_run_once(const std::filesystem::path& run_dir, const RunOptions& options,
+                           RunContext& ctx);
 
 // Adds `extra_sets` counterbalanced block sets of every variant (ABBA...) to a finished run of a
 // scenario with variants (or sets of every configuration to a run with precision), and runs them
 // into the same folder with the run's own id (the plan of the earlier sets stays as it was).
 // Throws InputError when the folder is no kvbench run, its scenario has neither variants nor
 // precision, or extra_sets < 1.
-RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
-                      const RunOptions& options, RunContext& ctx);
-
-// resume_run and extend_run without precision's continuation (precision.h drives these).
-RunSummary resume_run_once(const std::filesystem::path& run_dir, const RunOptions& options,
-                           RunContext& ctx);
 RunSummary extend_run_once(const std::filesystem::path& run_dir, int extra_sets,
                            const RunOptions& options, RunContext& ctx);
 

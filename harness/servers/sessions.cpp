@@ -4,6 +4,7 @@
 #include <map>
 
 #include "harness/http/multi_transport.h"
+#include "harness/precision/precision.h"
 #include "harness/servers/compat_session.h"
 #include "harness/servers/llama_session.h"
 #include "harness/servers/ollama_session.h"
@@ -64,18 +65,18 @@ LocalRun::LocalRun()
 
 run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options) {
   LocalRun local;
-  return run::run_scenario(s, options, local.context());
+  return precision::run_scenario(s, options, local.context());
 }
 
 run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunOptions& options) {
   LocalRun local;
-  return run::resume_run(run_dir, options, local.context());
+  return precision::resume_run(run_dir, options, local.context());
 }
 
 run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
                            const run::RunOptions& options) {
   LocalRun local;
-  return run::extend_run(run_dir, extra_sets, options, local.context());
+  return precision::extend_run(run_dir, extra_sets, options, local.context());
 }
 
 }  // namespace kvbench::servers

@@ -37,7 +37,8 @@ class LocalRun {
   run::RunContext ctx_;
 };
 
-// run::run_scenario, run::resume_run and run::extend_run in a LocalRun.
+// precision::run_scenario, resume_run and extend_run (a run continued until precise) in a
+// LocalRun.
 run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options);
 run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunOptions& options);
 run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,

@@ -227,7 +227,7 @@ TEST_P(ConversationAtOnce, TwoConversationsOverlapAndEveryTurnReusesItsHistory) 
     SCOPED_TRACE(fmt::format("conversation {} turn {}", c.turn->conversation, c.turn->turn));
     ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
     ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens);
-    ASSERT_TRUE(c.in_flight && c.stream && c.queue_ms);
+    ASSERT_TRUE(c.in_flight && c.stream && c.turn->wait_ms);
     both += *c.in_flight == 2 ? 1 : 0;
     EXPECT_FALSE(c.turn->answer.empty());
     EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n);

@@ -1,4 +1,4 @@
-#include "harness/run/precision.h"
+#include "harness/precision/precision.h"
 
 #include <cmath>
 
@@ -9,7 +9,11 @@
 #include "harness/plan/plan.h"
 #include "harness/process/signals.h"
 
-namespace kvbench::run {
+namespace kvbench::precision {
+
+using run::RunContext;
+using run::RunOptions;
+using run::RunSummary;
 
 using nlohmann::json;
 
@@ -102,8 +106,33 @@ RunSummary until_precise(const scenario::Scenario& s, RunSummary summary, const 
     if (!outcome.empty()) {
       return summary;
     }
-    summary = extend_run_once(summary.run_dir, 1, options, ctx);
+    summary = run::extend_run_once(summary.run_dir, 1, options, ctx);
   }
 }
 
-}  // namespace kvbench::run
+RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx) {
+  return until_precise(s, run::run_scenario_once(s, options, ctx), options, ctx);
+}
+
+namespace {
+
+RunSummary continued(const std::filesystem::path& run_dir, RunSummary summary,
+                     const RunOptions& options, RunContext& ctx) {
+  const auto run = results::load_run(run_dir).run;
+  const auto s = scenario::parse_scenario(run.scenario.dump(), (run_dir / "run.json").string());
+  return until_precise(s, std::move(summary), options, ctx);
+}
+
+}  // namespace
+
+RunSummary resume_run(const std::filesystem::path& run_dir, const RunOptions& options,
+                      RunContext& ctx) {
+  return continued(run_dir, run::resume_run_once(run_dir, options, ctx), options, ctx);
+}
+
+RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
+                      const RunOptions& options, RunContext& ctx) {
+  return continued(run_dir, run::extend_run_once(run_dir, extra_sets, options, ctx), options, ctx);
+}
+
+}  // namespace kvbench::precision

@@ -1,5 +1,6 @@
 #pragma once
-// Precision on demand (scenario "precision"): after the planned calls, one more set of blocks at
+// Precision on demand (scenario "precision"), above the run layer, which it drives, and the
+// analysis, which it asks: after the planned calls, one more set of blocks at
 // a time (every server configuration once more, its rounds shuffled afresh, the earlier sets
 // untouched) until the CI of the named headline effect is narrower than the target or the call
 // budget would be passed. run.json's "precision" says which, with each check made.
@@ -17,7 +18,7 @@
 #include "harness/scenario/scenario.h"
 #include "harness/stats/descriptive.h"
 
-namespace kvbench::run {
+namespace kvbench::precision {
 
 struct PrecisionCheck {
   std::optional<double> estimate;
@@ -32,7 +33,15 @@ PrecisionCheck check_precision(const results::LoadedRun& run, const scenario::Pr
 // Runs more sets into `summary.run_dir` until the scenario's precision is reached or its budget
 // would be passed; returns the summary of the last part run. Without precision, `summary` as
 // given.
-RunSummary until_precise(const scenario::Scenario& s, RunSummary summary, const RunOptions& options,
-                         RunContext& ctx);
+run::RunSummary until_precise(const scenario::Scenario& s, run::RunSummary summary,
+                              const run::RunOptions& options, run::RunContext& ctx);
 
-}  // namespace kvbench::run
+// run::run_scenario_once, resume_run_once and extend_run_once, each continued until precise.
+run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options,
+                             run::RunContext& ctx);
+run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunOptions& options,
+                           run::RunContext& ctx);
+run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
+                           const run::RunOptions& options, run::RunContext& ctx);
+
+}  // namespace kvbench::precision
