@@ -11,7 +11,6 @@
 #include "harness/core/error.h"
 #include "harness/report/capacity.h"
 #include "harness/report/effects.h"
-#include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
 #include "harness/report/summary.h"

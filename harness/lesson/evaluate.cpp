@@ -82,7 +82,7 @@ std::string seconds(double ms) {
   return fmt::format("{:.3g} s", ms / 1000);
 }
 
-LabOutcome evaluate_prompt_length(const report::RunReport& run) {
+LabOutcome evaluate_prompt_length(const analysis::RunAnalysis& run) {
   LabOutcome out{"prompt-length", {}, {}, {}, nlohmann::json::object()};
   const auto& a = run.analysis;
   const auto& rows = run.conditions;
@@ -189,7 +189,7 @@ void add_reuse(LabOutcome& out, const analysis::PositionSummary& row,
   }
 }
 
-LabOutcome evaluate_prefix_reuse(const report::RunReport& run) {
+LabOutcome evaluate_prefix_reuse(const analysis::RunAnalysis& run) {
   LabOutcome out{"prefix-reuse", {}, {}, {}, nlohmann::json::object()};
   const auto& pairs = run.prefix.pairs;
   const auto& rows = run.prefix.positions;  // against the lesson's figures
@@ -225,7 +225,7 @@ LabOutcome evaluate_prefix_reuse(const report::RunReport& run) {
   return out;
 }
 
-LabOutcome evaluate_repeated_prompt(const report::RunReport& run) {
+LabOutcome evaluate_repeated_prompt(const analysis::RunAnalysis& run) {
   LabOutcome out{"repeated-prompt", {}, {}, {}, nlohmann::json::object()};
   TrapInput in;
   const auto& trap = run.prefix.trap;
@@ -275,7 +275,7 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
   return out;
 }
 
-LabOutcome evaluate_lab(const std::string& lab, const report::RunReport& run) {
+LabOutcome evaluate_lab(const std::string& lab, const analysis::RunAnalysis& run) {
   if (lab == "prompt-length") {
     return evaluate_prompt_length(run);
   }

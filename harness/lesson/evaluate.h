@@ -1,7 +1,7 @@
 #pragma once
 // From one lab's run to what the lesson report shows: a measured value beside each of the
 // lesson's figures for that lab, and the lab's shape checks with their verdicts. Pure: a loaded
-// run's report (report::build_report: the same statistics `kvbench report` prints) in, numbers
+// run's analysis (analysis::analyze_run: the same statistics `kvbench report` prints) in, numbers
 // and words out.
 
 #include <map>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/run_analysis.h"
 #include "harness/lesson/checks.h"
-#include "harness/report/summary.h"
 
 namespace kvbench::lesson {
 
@@ -31,7 +31,7 @@ struct LabOutcome {
 };
 
 // Evaluates the run of lab `lab` (an id of labs()). Throws kvbench::Error for an unknown id.
-LabOutcome evaluate_lab(const std::string& lab, const report::RunReport& run);
+LabOutcome evaluate_lab(const std::string& lab, const analysis::RunAnalysis& run);
 
 // Every lab's outcome when its run is missing or failed to start: each check inconclusive with
 // `why`.
@@ -41,8 +41,8 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why);
 std::vector<std::pair<std::string, std::string>> lab_checks(const std::string& lab);
 
 // Part of evaluate_lab (evaluate_memory.cpp): the context-window and cache-type labs.
-LabOutcome evaluate_context_window(const report::RunReport& run);
-LabOutcome evaluate_cache_type(const report::RunReport& run);
+LabOutcome evaluate_context_window(const analysis::RunAnalysis& run);
+LabOutcome evaluate_cache_type(const analysis::RunAnalysis& run);
 
 // Adds check `id` of `out.lab` with its claim from lab_checks().
 void add_check(LabOutcome& out, const std::string& id, CheckResult result);

@@ -22,7 +22,7 @@ std::optional<double> per_token(const std::optional<std::uint64_t>& bytes, std::
 }
 }  // namespace
 
-LabOutcome evaluate_context_window(const report::RunReport& run) {
+LabOutcome evaluate_context_window(const analysis::RunAnalysis& run) {
   LabOutcome out{"context-window", {}, {}, {}, nlohmann::json::object()};
   const auto& mem = run.memory;
   const analysis::BlockMemoryRow* lo = nullptr;
@@ -107,7 +107,7 @@ std::optional<double> api_ps_saving(const results::RunManifest& run, int num_ctx
   return *f16 - *q8;
 }
 
-LabOutcome evaluate_cache_type(const report::RunReport& run) {
+LabOutcome evaluate_cache_type(const analysis::RunAnalysis& run) {
   LabOutcome out{"cache-type", {}, {}, {}, nlohmann::json::object()};
   const auto& mem = run.memory;
   for (const auto& b : mem.blocks) {

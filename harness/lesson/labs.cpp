@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/lesson_figures.h"
 #include "harness/core/error.h"
 #include "harness/lesson/lesson_files.h"
-#include "harness/report/lesson_figures.h"
 
 namespace kvbench::lesson {
 
@@ -100,7 +100,7 @@ scenario::Scenario lab_scenario(const Lab& lab, const LabOptions& options) {
 }
 
 const nlohmann::json& figures() {
-  return report::lesson_figures();
+  return analysis::lesson_figures();
 }
 
 }  // namespace kvbench::lesson

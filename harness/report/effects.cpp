@@ -320,10 +320,6 @@ void write_headline(std::ostream& out, const Analysis& a) {
 
 }  // namespace
 
-std::string baseline_variant(const results::RunManifest& run) {
-  return run.scenario.value("gate", nlohmann::json::object()).value("baseline", "");
-}
-
 // Which metrics the validity rules object to, each with its reasons, which they pass, and which
 // had nothing to fit.
 void write_verdict(std::ostream& out, const Analysis& a) {

@@ -8,13 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/analysis.h"
+#include "harness/analysis/run_analysis.h"
 #include "harness/results/manifest.h"
 
 namespace kvbench::report {
 
-// The reference variant of a run's comparison (run.json's scenario gate.baseline); empty when
-// the run has no variants.
-std::string baseline_variant(const results::RunManifest& run);
+using analysis::baseline_variant;
 
 // Writes the sections above; with server variants, the Effects section leads with each
 // variant's relative effect on every metric against the baseline.

@@ -11,7 +11,6 @@
 #include "harness/core/error.h"
 #include "harness/report/concurrency.h"
 #include "harness/report/effects.h"
-#include "harness/report/lesson_figures.h"
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
 #include "harness/report/sections.h"
@@ -52,22 +51,9 @@ std::vector<std::string> shortfalls(const RunReport& report) {
 
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings, const std::vector<json>& answers) {
-  RunReport r;
-  r.run = std::move(run);
-  r.calls = std::move(calls);
-  r.warnings = std::move(warnings);
-  const auto single = analysis::measured(r.calls).singles;
-  r.conditions = analysis::summarize_conditions(single);
-  r.cache = analysis::check_cache(single);
-  r.counters = analysis::check_counters(r.run, r.calls);
-  r.analysis = analysis::analyze(single, r.run.seed(), baseline_variant(r.run));
-  r.memory = analysis::analyze_memory(r.run);
-  r.prefix = analysis::prefix_report(single, lesson_figures());
+  RunReport r{analysis::analyze_run(std::move(run), std::move(calls), std::move(warnings), answers),
+              {}};
   r.conversation = conversation_report(r.run, r.calls);
-  if (!answers.empty()) {
-    const json a = r.run.scenario.value("answers", json::object());
-    r.answers = analysis::analyze_answers(answers, a.value("reference", std::string("f16")));
-  }
   return r;
 }
 

@@ -11,12 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/analysis/analysis.h"
-#include "harness/analysis/answers.h"
-#include "harness/analysis/conditions.h"
-#include "harness/analysis/counters.h"
-#include "harness/analysis/memory.h"
-#include "harness/analysis/prefix.h"
+#include "harness/analysis/run_analysis.h"
 #include "harness/core/record.h"
 #include "harness/report/table.h"
 #include "harness/results/manifest.h"
@@ -28,24 +23,13 @@ using analysis::CacheCheck;
 using analysis::ConditionSummary;
 using analysis::Quartiles;
 
-// One run's report: its files as read, and everything computed from them.
-struct RunReport {
-  results::RunManifest run;  // run.json
-  std::vector<CallRecord> calls;
-  std::vector<std::string> warnings;  // from reading the files
-  std::vector<ConditionSummary> conditions;
-  CacheCheck cache;
-  std::vector<analysis::CounterCheck> counters;  // the server's /metrics beside the calls
-  analysis::Analysis analysis;                   // effects, drift and validity of every metric
-  analysis::MemoryAnalysis memory;
-  analysis::PrefixReport prefix;
-  analysis::AnswersReport answers;  // scenario "answers": the cache types' greedy answers
-  ConversationReport
-      conversation;  // scenario "conversation": its turns (not in the analyses above)
+// One run's report: the run's analysis (computed once, analysis/run_analysis.h) and its
+// conversations' report (the conversation workload's, over the turns the analysis leaves out).
+struct RunReport : analysis::RunAnalysis {
+  ConversationReport conversation;
 };
 
-// Computes the report once: conditions, prompt-cache check, analysis (seeded by the scenario's
-// seed, against the baseline variant), memory and prefix reuse.
+// Computes the report once: the run's analysis (analysis::analyze_run) and its conversations.
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings,
                        const std::vector<nlohmann::json>& answers = {});

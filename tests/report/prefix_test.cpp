@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/report/lesson_figures.h"
+#include "harness/analysis/lesson_figures.h"
 
 namespace kvbench::report {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kvbench::report {
+namespace kvbench::analysis {
 
 // The parsed figures file. Throws kvbench::Error if the compiled-in text is not valid JSON.
 const nlohmann::json& lesson_figures();
 
-}  // namespace kvbench::report
+}  // namespace kvbench::analysis
