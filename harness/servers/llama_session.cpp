@@ -7,11 +7,11 @@
 
 #include "harness/backend/answer.h"
 #include "harness/backend/llama_server.h"
-#include "harness/backend/managed_server.h"
 #include "harness/backend/prometheus.h"
 #include "harness/core/error.h"
 #include "harness/servers/block_memory.h"
 #include "harness/servers/compat_session.h"
+#include "harness/servers/managed_server.h"
 
 namespace kvbench::servers {
 
@@ -45,7 +45,7 @@ class LlamaBlock final : public run::BlockServer {
       : target_(target), transport_(transport), ready_timeout_(ready_timeout) {
     std::string url = target.spec.url;
     if (target.spec.managed()) {
-      launch_ = backend::LlamaServerLaunch{target.binary,
+      launch_ = servers::LlamaServerLaunch{target.binary,
                                            target.model_path,
                                            block.config.num_ctx * block.config.slots,
                                            block.config.cache_type,
@@ -56,11 +56,11 @@ class LlamaBlock final : public run::BlockServer {
                                            run_dir / fmt::format("server-block{}.log", block.index),
                                            target.api_key};
       info.log = launch_.log_path.filename().string();
-      managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
+      managed_ = servers::ManagedServer::start(launch_, transport_, ready_timeout_);
       url = managed_->url();
       info.argv = managed_->argv();
       info.pid = managed_->pid();
-      info.detail["prompt_cache"] = backend::prompt_cache_settings(info.argv);
+      info.detail["prompt_cache"] = servers::prompt_cache_settings(info.argv);
       if (managed_->port_retries() > 0) {
         info.detail["port_retries"] = managed_->port_retries();
       }
@@ -103,7 +103,7 @@ class LlamaBlock final : public run::BlockServer {
 
   bool restart(results::ServerRestart& restart) override {
     try {
-      managed_ = backend::ManagedServer::start(launch_, transport_, ready_timeout_);
+      managed_ = servers::ManagedServer::start(launch_, transport_, ready_timeout_);
     } catch (const Error& e) {
       restart.error = e.what();
       return false;
@@ -123,18 +123,18 @@ class LlamaBlock final : public run::BlockServer {
   std::vector<backend::Answer> answers(const std::vector<std::string>& prompts,
                                        const backend::AnswerSpec& spec,
                                        bool second_start) override {
-    std::unique_ptr<backend::ManagedServer> fresh;
+    std::unique_ptr<servers::ManagedServer> fresh;
     std::string root = url_;
     if (second_start) {
       if (!target_.spec.managed()) {
         return {};
       }
-      backend::LlamaServerLaunch again = launch_;
+      servers::LlamaServerLaunch again = launch_;
       again.log_path =
           launch_.log_path.parent_path() /
           (launch_.log_path.stem().string() + "-answers" + launch_.log_path.extension().string());
       try {
-        fresh = backend::ManagedServer::start(again, transport_, ready_timeout_);
+        fresh = servers::ManagedServer::start(again, transport_, ready_timeout_);
       } catch (const Error& e) {
         std::vector<backend::Answer> failed(prompts.size());
         for (auto& a : failed) {
@@ -182,8 +182,8 @@ class LlamaBlock final : public run::BlockServer {
   const ServerTarget& target_;
   http::Transport& transport_;
   std::chrono::seconds ready_timeout_;
-  backend::LlamaServerLaunch launch_;
-  std::unique_ptr<backend::ManagedServer> managed_;
+  servers::LlamaServerLaunch launch_;
+  std::unique_ptr<servers::ManagedServer> managed_;
   std::unique_ptr<backend::Backend> backend_;
   std::optional<BlockMemory> memory_;
   std::vector<int> slot_ids_;  // what the warm-up left in slot 0

@@ -4,13 +4,13 @@
 
 #include <fmt/format.h>
 
-#include "harness/backend/ollama_serve.h"
 #include "harness/core/error.h"
 #include "harness/gguf/ggml_types.h"
 #include "harness/measure/proc_tree.h"
 #include "harness/process/child.h"
 #include "harness/process/ports.h"
 #include "harness/prompt/prompt.h"
+#include "harness/servers/ollama_serve.h"
 #include "harness/servers/server_binary.h"
 #include "harness/servers/server_target.h"
 
@@ -62,19 +62,19 @@ OllamaSession::OllamaSession(const scenario::Scenario& s, http::Transport& trans
 
 OllamaSession::~OllamaSession() = default;
 
-std::unique_ptr<backend::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
+std::unique_ptr<servers::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
                                                                     int num_parallel,
                                                                     const fs::path& log_path,
                                                                     results::BlockInfo& info) {
-  backend::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path,
+  servers::OllamaServeConfig c{binary_, cache_type, s_.server.flash_attn != "off", log_path,
                                num_parallel};
-  backend::ProcessLaunch launch;  // the last one tried
+  servers::ProcessLaunch launch;  // the last one tried
   const auto launch_for = [&](int port) {
-    launch = backend::ollama_serve_launch(c, port);
+    launch = servers::ollama_serve_launch(c, port);
     return launch;
   };
   info.log = log_path.filename().string();
-  auto server = backend::ManagedServer::start_on_free_port(launch_for, transport_, ready_timeout_);
+  auto server = servers::ManagedServer::start_on_free_port(launch_for, transport_, ready_timeout_);
   json env = json::object();
   for (const auto& [k, v] : launch.env_set) {
     env[k] = v;
@@ -219,7 +219,7 @@ void OllamaSession::check(json& server, json& model) {
   // A short-lived server answers the checks before the run folder exists.
   const fs::path log = fs::temp_directory_path() / fmt::format("kvbench-{}-check.log", run_id_);
   results::BlockInfo info;
-  std::unique_ptr<backend::ManagedServer> check;
+  std::unique_ptr<servers::ManagedServer> check;
   try {
     check = start_server(s_.factors.cache_type.front(), 1, log, info);
     backend::OllamaBackend be(transport_, check->url(), {s_.server.model});
@@ -322,7 +322,7 @@ std::vector<backend::Answer> OllamaSession::answers_on_second_start(
     const plan::Block& block, const fs::path& run_dir, const std::vector<std::string>& prompts,
     const backend::AnswerSpec& spec) {
   std::vector<backend::Answer> out;
-  std::unique_ptr<backend::ManagedServer> fresh;
+  std::unique_ptr<servers::ManagedServer> fresh;
   std::string url = s_.server.url;
   try {
     if (s_.server.managed()) {

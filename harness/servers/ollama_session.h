@@ -16,12 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/backend/managed_server.h"
 #include "harness/backend/ollama.h"
 #include "harness/http/transport.h"
 #include "harness/plan/plan.h"
 #include "harness/run/server_session.h"
 #include "harness/scenario/scenario.h"
+#include "harness/servers/managed_server.h"
 
 namespace kvbench::servers {
 
@@ -78,7 +78,7 @@ class OllamaSession final : public run::ServerSession {
                                                        const backend::AnswerSpec& spec);
 
  private:
-  std::unique_ptr<backend::ManagedServer> start_server(const std::string& cache_type,
+  std::unique_ptr<servers::ManagedServer> start_server(const std::string& cache_type,
                                                        int num_parallel,
                                                        const std::filesystem::path& log_path,
                                                        results::BlockInfo& info);
@@ -92,7 +92,7 @@ class OllamaSession final : public run::ServerSession {
   std::string run_id_;
   std::chrono::seconds ready_timeout_;
   std::string binary_;
-  std::unique_ptr<backend::ManagedServer> managed_;
+  std::unique_ptr<servers::ManagedServer> managed_;
   std::unique_ptr<backend::OllamaBackend> backend_;
   std::optional<backend::TokenCalibration> calibration_;
 };

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "harness/backend/completion_stream.h"
-#include "harness/backend/managed_server.h"
+#include "harness/servers/managed_server.h"
 #include "tests/support/scripted_transport.h"
 
 namespace kvbench::backend {
 namespace {
 
+using servers::llama_server_argv;  // how a managed llama-server is started (harness/servers)
+using servers::LlamaServerLaunch;
+using servers::prompt_cache_settings;
 using std::chrono::milliseconds;
 using Type = CompletionEvent::Type;
 

@@ -9,8 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/backend/ollama_serve.h"
 #include "harness/core/error.h"
+#include "harness/servers/ollama_serve.h"
 #include "tests/http/chunking.h"
 #include "tests/support/scripted_transport.h"
 
@@ -25,6 +25,8 @@ using http::test_support::random_cuts;
 using http::test_support::read_recording;
 using http::test_support::with_line_ending;
 using nlohmann::json;
+using servers::ollama_serve_launch;  // how a managed ollama serve is started (harness/servers)
+using servers::OllamaServeConfig;
 
 // Feeds the chunks (chunk i arrives at Nanos{i}) the way complete() does: it stops feeding once
 // feed() returns false.

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string>
 
-#include "harness/backend/managed_server.h"
+#include "harness/servers/managed_server.h"
 
-namespace kvbench::backend {
+namespace kvbench::servers {
 
 struct OllamaServeConfig {
   std::string binary;  // the ollama executable (or a stand-in that accepts `serve`)
@@ -23,4 +23,4 @@ struct OllamaServeConfig {
 // when GET /api/version answers. Pure.
 ProcessLaunch ollama_serve_launch(const OllamaServeConfig& config, int port);
 
-}  // namespace kvbench::backend
+}  // namespace kvbench::servers

@@ -1,4 +1,4 @@
-#include "harness/backend/managed_server.h"
+#include "harness/servers/managed_server.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +13,7 @@
 #include "harness/core/error.h"
 #include "harness/process/ports.h"
 
-namespace kvbench::backend {
+namespace kvbench::servers {
 
 namespace {
 bool quantized(const std::string& cache_type) {
@@ -208,4 +208,4 @@ void ManagedServer::stop() {
   child_.stop(std::chrono::milliseconds(http::interrupted() ? 250 : 5000));
 }
 
-}  // namespace kvbench::backend
+}  // namespace kvbench::servers

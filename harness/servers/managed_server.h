@@ -15,7 +15,7 @@
 #include "harness/http/transport.h"
 #include "harness/process/child.h"
 
-namespace kvbench::backend {
+namespace kvbench::servers {
 
 struct LlamaServerLaunch {
   std::string binary;  // llama-server executable (or its launcher)
@@ -98,4 +98,4 @@ class ManagedServer {
 // The last `max_lines` lines of a log file (for error messages).
 std::string log_tail(const std::filesystem::path& path, std::size_t max_lines);
 
-}  // namespace kvbench::backend
+}  // namespace kvbench::servers

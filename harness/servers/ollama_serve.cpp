@@ -1,10 +1,10 @@
-#include "harness/backend/ollama_serve.h"
+#include "harness/servers/ollama_serve.h"
 
 #include <string>
 
 #include <fmt/format.h>
 
-namespace kvbench::backend {
+namespace kvbench::servers {
 
 ProcessLaunch ollama_serve_launch(const OllamaServeConfig& c, int port) {
   ProcessLaunch p;
@@ -21,4 +21,4 @@ ProcessLaunch ollama_serve_launch(const OllamaServeConfig& c, int port) {
   return p;
 }
 
-}  // namespace kvbench::backend
+}  // namespace kvbench::servers
