@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -180,39 +181,75 @@ void write_prompt_cache_markdown(std::ostream& out, const RunReport& report) {
   }
 }
 
-using SectionWriter = void (*)(std::ostream&, const RunReport&);
+// A section of the report: its key in report.json, whether the run has it there, and its
+// Markdown and JSON printers (either may be absent: the prompt cache is printed with the
+// conditions, the run is only in the JSON, concurrency only in the Markdown, from run.json).
+struct Section {
+  std::string_view key;
+  bool (*present)(const RunReport&);
+  void (*markdown)(std::ostream&, const RunReport&);
+  json (*to_json)(const RunReport&);
+};
 
-void conditions_section(std::ostream& out, const RunReport& report) {
-  out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
-  write_conditions_markdown(out, report.conditions);
-  write_prompt_cache_markdown(out, report);
-}
-void counters_section(std::ostream& out, const RunReport& report) {
-  write_counters_markdown(out, report.counters);
-}
-void effects_section(std::ostream& out, const RunReport& report) {
-  write_effects_markdown(out, report.analysis);
-}
-void concurrency_section(std::ostream& out, const RunReport& report) {
-  write_concurrency_markdown(out, report.run);
-}
-void memory_section(std::ostream& out, const RunReport& report) {
-  write_memory_markdown(out, report.memory);
-}
-void prefix_section(std::ostream& out, const RunReport& report) {
-  write_prefix_markdown(out, report.prefix);
-}
-void conversation_section(std::ostream& out, const RunReport& report) {
-  write_conversation_markdown(out, report.conversation);
+bool always(const RunReport& /*report*/) {
+  return true;
 }
 
-// The report's sections after its header, in order: of a run with single prompts, and of a run of
-// conversations only. Each section prints nothing where the run has nothing of it.
-constexpr SectionWriter kSections[] = {conditions_section,     counters_section,    effects_section,
-                                       concurrency_section,    memory_section,      prefix_section,
-                                       write_answers_markdown, conversation_section};
-constexpr SectionWriter kConversationSections[] = {counters_section, conversation_section,
-                                                   memory_section};
+json prompt_cache_json(const RunReport& report) {
+  const auto& cache = report.cache;
+  return {{"timed_ok", cache.timed_ok},
+          {"predicted", cache.predicted},
+          {"matched_expected", cache.matched_expected},
+          {"max_cache_n", cache.max_cache_n},
+          {"prompt_cache_hits", cache.prompt_cache_hits},
+          {"unexpected", cache.unexpected}};
+}
+
+using R = const RunReport&;
+
+const Section kSections[] = {
+    {"conditions", always,
+     [](std::ostream& out, R r) {
+       out << "\nMedian [IQR] over the timed calls of each condition.\n\n";
+       write_conditions_markdown(out, r.conditions);
+       write_prompt_cache_markdown(out, r);
+     },
+     [](R r) { return conditions_json(r.conditions); }},
+    {"prompt_cache", always, nullptr, prompt_cache_json},
+    {"server_counters", always,
+     [](std::ostream& out, R r) { write_counters_markdown(out, r.counters); },
+     [](R r) { return counters_json(r.counters); }},
+    {"analysis", always, [](std::ostream& out, R r) { write_effects_markdown(out, r.analysis); },
+     [](R r) { return json(r.analysis); }},
+    {"concurrency", always, [](std::ostream& out, R r) { write_concurrency_markdown(out, r.run); },
+     nullptr},
+    {"memory", always, [](std::ostream& out, R r) { write_memory_markdown(out, r.memory); },
+     [](R r) { return memory_json(r.memory); }},
+    {"prefix_reuse", always, [](std::ostream& out, R r) { write_prefix_markdown(out, r.prefix); },
+     [](R r) { return prefix_to_json(r.prefix); }},
+    {"answers", [](R r) { return r.answers.present; }, write_answers_markdown,
+     [](R r) { return r.answers.to_json(); }},
+    {"conversation", [](R r) { return r.conversation.present; },
+     [](std::ostream& out, R r) { write_conversation_markdown(out, r.conversation); },
+     [](R r) { return to_json(r.conversation); }},
+    {"run", always, nullptr, [](R r) { return json(r.run); }},
+};
+
+const Section& section(std::string_view key) {
+  for (const auto& s : kSections) {
+    if (s.key == key) {
+      return s;
+    }
+  }
+  throw Error(fmt::format("the report has no section '{}'", key));
+}
+
+// The Markdown's sections after its header, in order: of a run with single prompts, and of a run
+// of conversations only. Each section prints nothing where the run has nothing of it.
+constexpr std::string_view kLayout[] = {"conditions",  "server_counters", "analysis",
+                                        "concurrency", "memory",          "prefix_reuse",
+                                        "answers",     "conversation"};
+constexpr std::string_view kConversationLayout[] = {"server_counters", "conversation", "memory"};
 
 }  // namespace
 
@@ -221,14 +258,10 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
     return !c.turn && c.kind == CallKind::timed;
   });
-  if (!singles && report.conversation.present) {
-    for (const auto section : kConversationSections) {
-      section(out, report);
-    }
-    return;
-  }
-  for (const auto section : kSections) {
-    section(out, report);
+  const bool conversations_only = !singles && report.conversation.present;
+  using Layout = std::span<const std::string_view>;
+  for (const auto key : conversations_only ? Layout(kConversationLayout) : Layout(kLayout)) {
+    section(key).markdown(out, report);
   }
 }
 
@@ -268,27 +301,11 @@ void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {
 }
 
 json to_json(const RunReport& report) {
-  const auto& cache = report.cache;
-  json out = {{"schema", "kvbench.report"},
-              {"schema_version", 1},
-              {"conditions", conditions_json(report.conditions)},
-              {"prompt_cache",
-               {{"timed_ok", cache.timed_ok},
-                {"predicted", cache.predicted},
-                {"matched_expected", cache.matched_expected},
-                {"max_cache_n", cache.max_cache_n},
-                {"prompt_cache_hits", cache.prompt_cache_hits},
-                {"unexpected", cache.unexpected}}},
-              {"server_counters", counters_json(report.counters)},
-              {"memory", memory_json(report.memory)},
-              {"prefix_reuse", prefix_to_json(report.prefix)},
-              {"run", json(report.run)},
-              {"analysis", report.analysis}};
-  if (report.answers.present) {
-    out["answers"] = report.answers.to_json();
-  }
-  if (report.conversation.present) {
-    out["conversation"] = to_json(report.conversation);
+  json out = {{"schema", "kvbench.report"}, {"schema_version", 1}};
+  for (const auto& s : kSections) {
+    if (s.to_json != nullptr && s.present(report)) {
+      out[std::string(s.key)] = s.to_json(report);
+    }
   }
   return out;
 }
