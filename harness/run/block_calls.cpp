@@ -24,10 +24,10 @@ void BlockCalls::run(BlockServer& server, const plan::Block& block, results::Blo
 }
 
 std::function<std::optional<double>()> BlockCalls::cpu_clock() const {
-  if (!ctx_.cpu_clock || !s_.server.url.empty()) {
+  if (!s_.server.url.empty()) {
     return {};
   }
-  return ctx_.cpu_clock;
+  return [&ctx = ctx_] { return ctx.cpu_clock(); };
 }
 
 void BlockCalls::fail_rest(const plan::Block& block, std::size_t from, Outcome outcome,

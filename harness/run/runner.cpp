@@ -1,8 +1,10 @@
 #include "harness/run/runner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -56,7 +58,7 @@ class Runner {
 
 void Runner::prepare() {
   std::string run_id = prompt::new_run_id();
-  session_ = ctx_.session(s_, o_, ctx_.transport, run_id);
+  session_ = ctx_.session(s_, o_, ctx_.transport(), run_id);
   const SessionInfo found = session_->prepare();
   if (resume_) {
     folder_ = std::make_unique<RunFolder>(*resume_, plan_, o_, found);
@@ -66,12 +68,13 @@ void Runner::prepare() {
   } else {
     folder_ = std::make_unique<RunFolder>(s_, plan_, o_, found, run_id);
   }
-  source_ = make_source(s_, ctx_.wall_clock, run_id);
+  source_ = make_source(s_, ctx_.wall_clock(), run_id);
   if (resume_) {
     source_->restore(resume_->recorded);
   }
-  time_ = std::make_unique<RunTime>(ctx_.clock, ctx_.wall_clock,
-                                    folder_->manifest().first_call_epoch_s, ctx_.sleep);
+  time_ = std::make_unique<RunTime>(ctx_.clock(), ctx_.wall_clock(),
+                                    folder_->manifest().first_call_epoch_s,
+                                    [this](double seconds) { ctx_.sleep(seconds); });
 }
 
 void Runner::run_block(const plan::Block& block) {
@@ -84,10 +87,7 @@ void Runner::run_block(const plan::Block& block) {
   if (block.config.slots != 1) {
     info.slots = block.config.slots;
   }
-  std::optional<measure::MachineState> state_at_start;
-  if (ctx_.machine_state) {
-    state_at_start = ctx_.machine_state();
-  }
+  const std::optional<measure::MachineState> state_at_start = ctx_.machine_state();
   BlockCalls calls(s_, ctx_, *source_, *folder_, *time_, done_);
   std::unique_ptr<BlockServer> server;
   try {
@@ -112,10 +112,9 @@ void Runner::run_block(const plan::Block& block) {
       answers_.run(*server, block, true, *folder_);
     }
   }
-  if (state_at_start) {
-    info.detail["machine_state"] =
-        measure::block_machine_state(*state_at_start, ctx_.machine_state(),
-                                     folder_->manifest().machine.value("usable_cores", 0));
+  if (const auto state_at_end = state_at_start ? ctx_.machine_state() : std::nullopt) {
+    info.detail["machine_state"] = measure::block_machine_state(
+        *state_at_start, *state_at_end, folder_->manifest().machine.value("usable_cores", 0));
   }
   folder_->add_block(std::move(info));
 }
@@ -138,6 +137,10 @@ RunSummary Runner::run() {
 }
 
 }  // namespace
+
+void RunContext::sleep(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
 
 RunSummary run_plan(const scenario::Scenario& s, const RunOptions& options, RunContext& ctx,
                     std::optional<ResumeState> resume) {

@@ -39,27 +39,30 @@ struct RunSummary {
   bool complete = false;
 };
 
-// What a run takes from outside: its clocks, its transports and its servers. Production builds
-// these from libcurl, the steady and system clocks and the server kinds' sessions
-// (servers::LocalRun); tests hand in scripted ones.
-struct RunContext {
-  const Clock& clock;       // stamps every call
-  const Clock& wall_clock;  // time since the Unix epoch: elapsed time across a resume
-  http::Transport& transport;
+// What a run takes from outside: its clocks, its transports and its servers. Production
+// implements it from libcurl, the steady and system clocks and the server kinds' sessions
+// (servers::LocalRun); tests implement it with scripted ones.
+class RunContext {
+ public:
+  virtual ~RunContext() = default;
+  virtual const Clock& clock() const = 0;       // stamps every call
+  virtual const Clock& wall_clock() const = 0;  // since the Unix epoch: time across a resume
+  virtual http::Transport& transport() = 0;
   // A fresh transport for each concurrent block.
-  std::function<std::unique_ptr<http::ConcurrentTransport>()> concurrent_transport;
+  virtual std::unique_ptr<http::ConcurrentTransport> concurrent_transport() = 0;
   // The session of the scenario's server kind, made once per run before anything is written.
-  std::function<std::unique_ptr<ServerSession>(const scenario::Scenario&, const RunOptions&,
-                                               http::Transport&, const std::string& run_id)>
-      session;
+  virtual std::unique_ptr<ServerSession> session(const scenario::Scenario& s,
+                                                 const RunOptions& options,
+                                                 http::Transport& transport,
+                                                 const std::string& run_id) = 0;
   // Samples the machine (governor, frequency, load, steal, GPU clocks) before and after each
-  // block; empty: nothing is recorded.
-  std::function<measure::MachineState()> machine_state;
+  // block; nothing: nothing is recorded.
+  virtual std::optional<measure::MachineState> machine_state() { return std::nullopt; }
   // Reads the CPU clock just before each call of one at a time (the record's cpu_mhz) of a
-  // managed server, which runs on this machine; empty, or nothing read: not recorded.
-  std::function<std::optional<double>()> cpu_clock;
-  // Waits this many seconds (a conversation's think time); empty: the thread sleeps.
-  std::function<void(double)> sleep;
+  // managed server, which runs on this machine; nothing read: not recorded.
+  virtual std::optional<double> cpu_clock() { return std::nullopt; }
+  // Waits this many seconds (a conversation's think time): the thread sleeps.
+  virtual void sleep(double seconds);
 };
 
 // Applies the option overrides to a scenario (url, model, binary).

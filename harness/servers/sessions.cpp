@@ -52,16 +52,24 @@ std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
   return sessions().at(s.server.kind)(s, o, transport, run_id);
 }
 
-LocalRun::LocalRun()
-    : transport_(clock_),
-      ctx_{clock_,
-           wall_clock_,
-           transport_,
-           [this] { return std::make_unique<http::MultiTransport>(clock_); },
-           make_session,
-           measure::read_machine_state,
-           measure::read_cpu_clock_mhz,
-           {}} {}
+std::unique_ptr<http::ConcurrentTransport> LocalRun::concurrent_transport() {
+  return std::make_unique<http::MultiTransport>(clock_);
+}
+
+std::unique_ptr<run::ServerSession> LocalRun::session(const scenario::Scenario& s,
+                                                      const run::RunOptions& o,
+                                                      http::Transport& transport,
+                                                      const std::string& run_id) {
+  return make_session(s, o, transport, run_id);
+}
+
+std::optional<measure::MachineState> LocalRun::machine_state() {
+  return measure::read_machine_state();
+}
+
+std::optional<double> LocalRun::cpu_clock() {
+  return measure::read_cpu_clock_mhz();
+}
 
 run::RunSummary run_scenario(const scenario::Scenario& s, const run::RunOptions& options) {
   LocalRun local;

@@ -21,20 +21,29 @@ std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
                                                  http::Transport& transport,
                                                  const std::string& run_id);
 
-// The run context of this machine: the steady clock, the system clock, libcurl's transports
-// and make_session.
-class LocalRun {
+// The run context of this machine: the steady clock, the system clock, libcurl's transports,
+// make_session and the machine's own state and CPU clock.
+class LocalRun final : public run::RunContext {
  public:
-  LocalRun();
+  LocalRun() : transport_(clock_) {}
   LocalRun(const LocalRun&) = delete;
   LocalRun& operator=(const LocalRun&) = delete;
-  run::RunContext& context() { return ctx_; }
+  run::RunContext& context() { return *this; }
+
+  const Clock& clock() const override { return clock_; }
+  const Clock& wall_clock() const override { return wall_clock_; }
+  http::Transport& transport() override { return transport_; }
+  std::unique_ptr<http::ConcurrentTransport> concurrent_transport() override;
+  std::unique_ptr<run::ServerSession> session(const scenario::Scenario& s, const run::RunOptions& o,
+                                              http::Transport& transport,
+                                              const std::string& run_id) override;
+  std::optional<measure::MachineState> machine_state() override;
+  std::optional<double> cpu_clock() override;
 
  private:
   SteadyClock clock_;
   SystemClock wall_clock_;
   http::CurlTransport transport_;
-  run::RunContext ctx_;
 };
 
 // precision::run_scenario, resume_run and extend_run (a run continued until precise) in a

@@ -67,20 +67,38 @@ class Bench {
   ScriptedTransport transport{/*strict=*/true};
   std::vector<http::Request> concurrent_requests;
   RunOptions options;
-  RunContext ctx{
-      clock,
-      clock,
-      transport,
-      [this] { return std::make_unique<ScriptedConcurrentTransport>(clock, concurrent_requests); },
-      [this](const scenario::Scenario&, const RunOptions&, http::Transport&, const std::string&) {
-        return std::make_unique<FakeSession>(script, clock);
-      },
-      {},                       // no machine state unless a test scripts one
-      {},                       // nor a CPU clock
-      [this](double seconds) {  // think time passes on the fake clock
-        clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::duration<double>(seconds)));
-      }};
+  // The run's surroundings: scripted, with no machine state or CPU clock unless a test scripts
+  // one, and think time passing on the fake clock.
+  class Context final : public RunContext {
+   public:
+    explicit Context(Bench& b) : b_(b) {}
+    const Clock& clock() const override { return b_.clock; }
+    const Clock& wall_clock() const override { return b_.clock; }
+    http::Transport& transport() override { return b_.transport; }
+    std::unique_ptr<http::ConcurrentTransport> concurrent_transport() override {
+      return std::make_unique<ScriptedConcurrentTransport>(b_.clock, b_.concurrent_requests);
+    }
+    std::unique_ptr<ServerSession> session(const scenario::Scenario&, const RunOptions&,
+                                           http::Transport&, const std::string&) override {
+      return std::make_unique<FakeSession>(b_.script, b_.clock);
+    }
+    std::optional<measure::MachineState> machine_state() override {
+      return machine_state_fn ? std::optional(machine_state_fn()) : std::nullopt;
+    }
+    std::optional<double> cpu_clock() override {
+      return cpu_clock_fn ? cpu_clock_fn() : std::nullopt;
+    }
+    void sleep(double seconds) override {
+      b_.clock.advance(std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double>(seconds)));
+    }
+    std::function<measure::MachineState()> machine_state_fn;
+    std::function<std::optional<double>()> cpu_clock_fn;
+
+   private:
+    Bench& b_;
+  };
+  Context ctx{*this};
 
  private:
   fs::path root_ =
@@ -125,7 +143,7 @@ std::set<std::string> nonces(const std::vector<CallRecord>& rs) {
 TEST(Runner, RecordsTheMachineStateAroundEachBlock) {
   Bench b;
   int samples = 0;
-  b.ctx.machine_state = [&] {
+  b.ctx.machine_state_fn = [&] {
     measure::MachineState m;
     m.governor = samples == 0 ? "powersave" : "performance";
     m.cpu_times = measure::CpuTimes{100U + 50U * static_cast<unsigned>(samples), 100, 0};
@@ -147,7 +165,7 @@ TEST(Runner, RecordsTheMachineStateAroundEachBlock) {
 TEST(Runner, RecordsTheCpuClockReadJustBeforeEachCall) {
   Bench b;
   double mhz = 3000;
-  b.ctx.cpu_clock = [&]() -> std::optional<double> { return mhz -= 100; };
+  b.ctx.cpu_clock_fn = [&]() -> std::optional<double> { return mhz -= 100; };
   const auto records = records_of(b.run(kSequential));
   ASSERT_FALSE(records.empty());
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -158,14 +176,14 @@ TEST(Runner, RecordsTheCpuClockReadJustBeforeEachCall) {
   EXPECT_DOUBLE_EQ(j["cpu_mhz"].get<double>(), 2900.0);
   EXPECT_EQ(record_from_json(j).cpu_mhz, 2900.0) << "read back";
   Bench unread;  // a machine without cpufreq: the field is absent
-  unread.ctx.cpu_clock = [] { return std::optional<double>(); };
+  unread.ctx.cpu_clock_fn = [] { return std::optional<double>(); };
   const auto plain = records_of(unread.run(kSequential));
   EXPECT_FALSE(plain.front().cpu_mhz);
   EXPECT_FALSE(to_json(plain.front()).contains("cpu_mhz"));
   // An attached server may run elsewhere: this machine's clock is not its clock.
   Bench attached;
   int reads = 0;
-  attached.ctx.cpu_clock = [&]() -> std::optional<double> {
+  attached.ctx.cpu_clock_fn = [&]() -> std::optional<double> {
     ++reads;
     return 3000.0;
   };
