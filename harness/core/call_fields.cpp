@@ -12,14 +12,7 @@ using Type = CallField::Type;
 
 template <typename T>
 FieldValue maybe(const std::optional<T>& v) {
-  if (!v) {
-    return std::monostate{};
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<double>(*v);
-  } else {
-    return static_cast<std::int64_t>(*v);
-  }
+  return field_value(v);
 }
 
 FieldValue whole(long long v) {

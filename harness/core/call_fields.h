@@ -4,8 +4,10 @@
 // and INSERT), and a test holds it against the JSON Schema of calls.jsonl (json_path).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -15,6 +17,19 @@ namespace kvbench {
 
 // A field's value: absent, an integer, a real number or text.
 using FieldValue = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+// An optional number as a field's value: absent when empty.
+template <typename T>
+FieldValue field_value(const std::optional<T>& v) {
+  if (!v) {
+    return std::monostate{};
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<double>(*v);
+  } else {
+    return static_cast<std::int64_t>(*v);
+  }
+}
 
 struct CallField {
   enum class Type { integer, real, text };

@@ -13,10 +13,12 @@
 #include <variant>
 #include <vector>
 
+#include "harness/core/call_fields.h"
+
 namespace kvbench::history {
 
 // A parameter or a column's value: NULL, an integer, a real or text.
-using SqlValue = std::variant<std::monostate, std::int64_t, double, std::string>;
+using SqlValue = FieldValue;
 using SqlRow = std::vector<SqlValue>;
 
 // The value as text, integer or real: PostgreSQL returns text, which these parse; NULL is "", 0.
@@ -27,14 +29,7 @@ double as_real(const SqlValue& v);
 // An optional as a parameter: NULL when empty.
 template <typename T>
 SqlValue or_null(const std::optional<T>& v) {
-  if (!v) {
-    return std::monostate{};
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<double>(*v);
-  } else {
-    return static_cast<std::int64_t>(*v);
-  }
+  return field_value(v);
 }
 
 enum class Dialect { sqlite, postgresql };
