@@ -18,11 +18,11 @@
 #include "harness/gate/decision.h"
 #include "harness/gate/history_gate.h"
 #include "harness/gate/loop.h"
-#include "harness/gate/run_inputs.h"
 #include "harness/process/signals.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
 #include "harness/servers/sessions.h"
+#include "harness/session/run_inputs.h"
 
 namespace kvbench::cli {
 

@@ -14,10 +14,10 @@
 #include "harness/core/error.h"
 #include "harness/gate/decision.h"
 #include "harness/gate/history_gate.h"
-#include "harness/gate/run_inputs.h"
 #include "harness/history/archive.h"
 #include "harness/history/store.h"
 #include "harness/report/table.h"
+#include "harness/session/run_inputs.h"
 
 namespace kvbench::cli {
 

@@ -14,6 +14,7 @@
 
 #include "harness/core/record.h"
 #include "harness/gate/block_effect.h"
+#include "harness/gate/session_names.h"
 #include "harness/scenario/gate_config.h"
 #include "harness/stats/gate.h"
 #include "harness/stats/validity.h"
@@ -42,14 +43,6 @@ struct RunGate {
   std::vector<GateEntry> entries;
   stats::Verdict overall = stats::Verdict::inconclusive;  // FAIL if any, PASS if all, else INC.
 };
-
-// "cache_type=q8_0,num_ctx=4096", or "all calls" for an empty condition.
-std::string condition_label(const std::map<std::string, std::string>& where);
-
-// Whether a call matches a condition on num_ctx, cache_type or prompt_tokens. Throws InputError
-// naming `field` for any other factor name.
-bool matches(const CallRecord& r, const std::map<std::string, std::string>& where,
-             const std::string& field);
 
 // The variants of a run: `declared` (from the scenario) when non-empty, else those of the timed
 // calls in order of first appearance. The baseline is config.baseline, else the first variant.

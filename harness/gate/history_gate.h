@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/gate/output.h"
-#include "harness/gate/session.h"
+#include "harness/session/session.h"
 #include "harness/stats/gate.h"
 
 namespace kvbench::gate {

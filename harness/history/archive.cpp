@@ -4,8 +4,8 @@
 
 #include "harness/core/error.h"
 #include "harness/core/text.h"
-#include "harness/gate/host.h"
 #include "harness/results/manifest.h"
+#include "harness/session/host.h"
 
 namespace kvbench::history {
 
@@ -98,7 +98,7 @@ Session from_export_line(const nlohmann::json& line, const std::string& where) {
     throw InputError(fmt::format("{}: session: no run_id or scenario_hash", where));
   }
   if (j.contains("host") && j["host"].is_object()) {
-    i.host = j["host"].get<gate::HostFingerprint>();
+    i.host = j["host"].get<session::HostFingerprint>();
   }
   i.host_class = text_at(j, "host_class", where, false);
   if (!line.contains("values") || !line["values"].is_array()) {
@@ -131,7 +131,7 @@ Session from_export_line(const nlohmann::json& line, const std::string& where) {
       throw InputError(fmt::format("{}: calls[{}]: not a call record: {}", where, k, e.what()));
     }
   }
-  if (!i.calls_digest.empty() && gate::calls_digest(s.calls) != i.calls_digest) {
+  if (!i.calls_digest.empty() && session::calls_digest(s.calls) != i.calls_digest) {
     throw InputError(fmt::format(
         "{}: calls: they do not match the session's calls_digest {} (the line was changed)", where,
         i.calls_digest));
@@ -158,7 +158,7 @@ std::vector<Session> read_export(std::istream& in, const std::string& name) {
   return out;
 }
 
-void check_ingestible(const gate::RunInputs& run) {
+void check_ingestible(const session::RunInputs& run) {
   const auto file = (run.dir / "run.json").string();
   const auto& m = run.loaded.run;
   if (m.status != "complete") {

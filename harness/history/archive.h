@@ -28,6 +28,6 @@ std::vector<Session> read_export(std::istream& in, const std::string& name);
 
 // What ingest checks before it writes: the run finished, its scenario matches its hash, its host
 // is known. Throws InputError naming the run folder's run.json and what is wrong.
-void check_ingestible(const gate::RunInputs& run);
+void check_ingestible(const session::RunInputs& run);
 
 }  // namespace kvbench::history

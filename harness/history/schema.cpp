@@ -77,7 +77,7 @@ const char* column_type(CallField::Type type) {
 
 }  // namespace
 
-std::string gpus_text(const gate::HostFingerprint& h) {
+std::string gpus_text(const session::HostFingerprint& h) {
   std::string out;
   for (const auto& g : h.gpus) {
     out += (out.empty() ? "" : "; ") + g;
@@ -219,7 +219,7 @@ void History::migrate_to_3(int from) {
       continue;
     }
     try {
-      const auto run = gate::load_run_inputs(dir);
+      const auto run = session::load_run_inputs(dir);
       const auto& h = run.session.host;
       db_->query(
           "UPDATE sessions SET host_class = $1, hostname = $2, cpu_model = $3, logical_cores = "

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "harness/core/record.h"
-#include "harness/gate/host.h"
 #include "harness/history/sql.h"
+#include "harness/session/host.h"
 
 namespace kvbench::history {
 
@@ -22,7 +22,7 @@ constexpr std::size_t kAddedSessionColumnCount = 15;
 extern const char* const kAddedSessionColumns[kAddedSessionColumnCount][2];
 
 // The sessions table's gpus column: the host's GPUs, "; " between them.
-std::string gpus_text(const gate::HostFingerprint& h);
+std::string gpus_text(const session::HostFingerprint& h);
 
 // The calls table's row of `c` in session `session_id`, in insert_call()'s order: the session,
 // the call field list's values, the whole record as JSON.

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
-#include "harness/gate/decision.h"
-#include "harness/gate/host.h"
 #include "harness/history/schema.h"
+#include "harness/session/host.h"
+#include "harness/session/where.h"
 
 namespace kvbench::history {
 
@@ -20,8 +20,8 @@ constexpr const char* kSessionColumns =
     "s.machine, s.run_dir, s.run_labels, s.host_class, s.fingerprint, s.calls_digest, s.calls";
 constexpr int kSessionColumnCount = 14;
 
-gate::SessionInfo info_of(const SqlRow& r) {
-  gate::SessionInfo i;
+session::SessionInfo info_of(const SqlRow& r) {
+  session::SessionInfo i;
   i.run_id = as_text(r[1]);
   i.recorded_at = as_text(r[2]);
   i.label = as_text(r[3]);
@@ -33,7 +33,7 @@ gate::SessionInfo info_of(const SqlRow& r) {
   i.run_labels = as_text(r[9]);
   i.host_class = as_text(r[10]);
   try {
-    i.host = nlohmann::json::parse(as_text(r[11])).get<gate::HostFingerprint>();
+    i.host = nlohmann::json::parse(as_text(r[11])).get<session::HostFingerprint>();
   } catch (const nlohmann::json::exception&) {
     i.host = {};
   }
@@ -334,15 +334,15 @@ std::size_t History::sessions() const {
   return static_cast<std::size_t>(as_int(db_->query("SELECT COUNT(*) FROM sessions").at(0).at(0)));
 }
 
-Session session_of(const gate::RunInputs& run, const std::string& label,
-                   const std::vector<gate::SessionValue>& values) {
+Session session_of(const session::RunInputs& run, const std::string& label,
+                   const std::vector<session::SessionValue>& values) {
   Session s;
   s.info = run.session;
   s.info.label = label;
   for (const auto& v : values) {
     StoredValue sv;
     sv.metric = v.metric;
-    sv.condition = gate::condition_label(v.where);
+    sv.condition = session::condition_label(v.where);
     sv.variant = v.variant;
     sv.value = v.value;
     sv.ref_prompt_tokens = v.ref_prompt_tokens;

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "harness/core/record.h"
-#include "harness/gate/run_inputs.h"
-#include "harness/gate/session.h"
-#include "harness/gate/session_info.h"
 #include "harness/history/sql.h"
+#include "harness/session/run_inputs.h"
+#include "harness/session/session.h"
+#include "harness/session/session_info.h"
 
 namespace kvbench::history {
 
@@ -36,14 +36,14 @@ struct StoredValue {
 
 struct HistoryRow {
   std::int64_t session_id = 0;
-  gate::SessionInfo info;
+  session::SessionInfo info;
   StoredValue value;
 };
 
 // One session as stored, exported and imported.
 struct Session {
   std::int64_t id = 0;
-  gate::SessionInfo info;
+  session::SessionInfo info;
   std::vector<StoredValue> values;
   std::vector<CallRecord> calls;
 };
@@ -118,9 +118,9 @@ class History {
   std::size_t recovered_ = 0;
 };
 
-// The session of a loaded run: its facts, the values (gate::session_values of the scenario's gate
-// section), its calls.
-Session session_of(const gate::RunInputs& run, const std::string& label,
-                   const std::vector<gate::SessionValue>& values);
+// The session of a loaded run: its facts, the values (session::session_values of the scenario's
+// gate section), its calls.
+Session session_of(const session::RunInputs& run, const std::string& label,
+                   const std::vector<session::SessionValue>& values);
 
 }  // namespace kvbench::history

@@ -78,8 +78,9 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   EXPECT_EQ(rows[0].info.host_class, "Intel(R) Xeon(R) Processor, 2 cores, 24 GiB, no GPU, x86_64");
   EXPECT_EQ(rows[0].info.calls_digest, "");
   // Ingesting the same run now replaces the session of the older kvbench, calls and all.
-  auto run = gate::load_run_inputs(run_dir);
-  const auto values = gate::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  auto run = session::load_run_inputs(run_dir);
+  const auto values =
+      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
   const auto added = History::open(path_, Access::write)->add(session_of(run, "", values));
   EXPECT_TRUE(added.added);
   const auto after = History::open(path_, Access::read);
@@ -93,8 +94,9 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
 TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
   const auto path = fresh_history("sqlite", "version-3");
   const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny";
-  auto run = gate::load_run_inputs(run_dir);
-  const auto values = gate::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  auto run = session::load_run_inputs(run_dir);
+  const auto values =
+      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
   History::open(path, Access::write)->add(session_of(run, "", values));
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);

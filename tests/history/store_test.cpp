@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.h"
-#include "harness/gate/host.h"
 #include "harness/history/archive.h"
+#include "harness/session/host.h"
 #include "tests/history/store_fixture.h"
 
 namespace kvbench::history {
@@ -23,12 +23,12 @@ const std::string kRuns = std::string(KVBENCH_TEST_DATA) + "/runs/";
 // A recorded run's session, as host `cpu` with `cores` cores, under another run id.
 Session recorded(const std::string& run_id, const std::string& cpu = "", int cores = 0,
                  double scale = 1.0) {
-  auto run = gate::load_run_inputs(kRuns + "quickstart");
+  auto run = session::load_run_inputs(kRuns + "quickstart");
   run.session.run_id = run_id;
   if (!cpu.empty()) {
     run.session.host.cpu_model = cpu;
     run.session.host.logical_cores = cores;
-    run.session.host_class = gate::host_class(run.session.host);
+    run.session.host_class = session::host_class(run.session.host);
   }
   for (auto& c : run.loaded.calls) {
     c.run_id = run_id;
@@ -36,8 +36,9 @@ Session recorded(const std::string& run_id, const std::string& cpu = "", int cor
       *c.client.ttft_ms *= scale;
     }
   }
-  run.session.calls_digest = gate::calls_digest(run.loaded.calls);
-  const auto values = gate::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  run.session.calls_digest = session::calls_digest(run.loaded.calls);
+  const auto values =
+      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
   return session_of(run, "label-" + run_id, values);
 }
 
@@ -78,7 +79,7 @@ TEST_P(HistoryStore, ASessionRoundTripsWithItsHostValuesAndCalls) {
     EXPECT_EQ(out.values[i].ref_prompt_tokens, in.values[i].ref_prompt_tokens);
   }
   ASSERT_EQ(out.calls.size(), in.calls.size());
-  EXPECT_EQ(gate::calls_digest(out.calls), in.info.calls_digest);
+  EXPECT_EQ(session::calls_digest(out.calls), in.info.calls_digest);
   EXPECT_EQ(db->rows().size(), in.values.size());
   const auto listed = db->list();
   ASSERT_EQ(listed.size(), 1u);
@@ -212,7 +213,7 @@ TEST(HistoryArchive, AChangedOrForeignLineIsRefusedNamingItsPlace) {
 }
 
 TEST(HistoryArchive, IngestChecksStatusHashAndHost) {
-  auto run = gate::load_run_inputs(kRuns + "quickstart");
+  auto run = session::load_run_inputs(kRuns + "quickstart");
   EXPECT_NO_THROW(check_ingestible(run));
   auto changed = run;
   changed.loaded.run.scenario["seed"] = 12345;
@@ -224,7 +225,7 @@ TEST(HistoryArchive, IngestChecksStatusHashAndHost) {
   hostless.session.host = {};
   EXPECT_THROW(check_ingestible(hostless), InputError);
   for (const char* name : {"ctx-sweep-small", "prefix-reuse-tiny", "conversation-tiny"}) {
-    EXPECT_NO_THROW(check_ingestible(gate::load_run_inputs(kRuns + name))) << name;
+    EXPECT_NO_THROW(check_ingestible(session::load_run_inputs(kRuns + name))) << name;
   }
 }
 

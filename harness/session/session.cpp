@@ -1,4 +1,4 @@
-#include "harness/gate/session.h"
+#include "harness/session/session.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/core/error.h"
-#include "harness/gate/decision.h"
+#include "harness/session/where.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 namespace {
 
@@ -106,4 +106,4 @@ std::vector<SessionValue> session_values(const std::vector<CallRecord>& calls,
   return out;
 }
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 // The host a run ran on, from run.json's "machine", "server" and "kvbench" sections.
 struct HostFingerprint {
@@ -53,4 +53,4 @@ struct SessionInfo {
   std::int64_t calls = 0;    // records stored in the calls table
 };
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

@@ -11,7 +11,7 @@
 #include "harness/core/record.h"
 #include "harness/scenario/gate_config.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 struct SessionValue {
   std::string metric;
@@ -31,4 +31,4 @@ std::vector<SessionValue> session_values(const std::vector<CallRecord>& calls,
                                          const scenario::GateConfig& config,
                                          std::uint64_t seed = 1);
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/gate/session_info.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
+#include "harness/session/session_info.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 struct RunInputs {
   std::filesystem::path dir;
@@ -25,4 +25,4 @@ struct RunInputs {
 // is no kvbench run or its scenario is invalid.
 RunInputs load_run_inputs(const std::filesystem::path& dir);
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

@@ -1,4 +1,4 @@
-#include "harness/gate/host.h"
+#include "harness/session/host.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 
 #include "harness/core/text.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 namespace {
 
@@ -109,4 +109,4 @@ void from_json(const nlohmann::json& j, HostFingerprint& h) {
   h.kvbench_version = text_at(j, "kvbench_version");
 }
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

@@ -4,10 +4,10 @@
 #include <vector>
 
 #include "harness/core/record.h"
-#include "harness/gate/session_info.h"
 #include "harness/results/manifest.h"
+#include "harness/session/session_info.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 // The fingerprint of the host `run` recorded. Fields run.json lacks stay empty.
 HostFingerprint host_fingerprint(const results::RunManifest& run);
@@ -16,4 +16,4 @@ HostFingerprint host_fingerprint(const results::RunManifest& run);
 // the same run from one extended or resumed since.
 std::string calls_digest(const std::vector<CallRecord>& calls);
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session

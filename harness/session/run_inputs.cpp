@@ -1,9 +1,9 @@
-#include "harness/gate/run_inputs.h"
+#include "harness/session/run_inputs.h"
 
 #include "harness/core/error.h"
-#include "harness/gate/host.h"
+#include "harness/session/host.h"
 
-namespace kvbench::gate {
+namespace kvbench::session {
 
 RunInputs load_run_inputs(const std::filesystem::path& dir) {
   RunInputs in;
@@ -39,4 +39,4 @@ RunInputs load_run_inputs(const std::filesystem::path& dir) {
   return in;
 }
 
-}  // namespace kvbench::gate
+}  // namespace kvbench::session
