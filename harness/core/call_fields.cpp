@@ -10,11 +10,6 @@ namespace {
 
 using Type = CallField::Type;
 
-template <typename T>
-FieldValue maybe(const std::optional<T>& v) {
-  return field_value(v);
-}
-
 FieldValue whole(long long v) {
   return static_cast<std::int64_t>(v);
 }
@@ -52,30 +47,30 @@ const std::vector<CallField>& call_fields() {
       {"prompt_tokens", "tokens", Type::integer, false, "prompt_tokens",
        [](R r) { return whole(r.prompt_tokens); }},
       {"prompt_tokens_counted", "tokens", Type::integer, true, "prompt_tokens_counted",
-       [](R r) { return maybe(r.prompt_tokens_counted); }},
+       [](R r) { return field_value(r.prompt_tokens_counted); }},
       {"t_start_s", "s", Type::real, false, "t_start_s",
        [](R r) { return FieldValue(r.t_start_s); }},
       {"outcome", "", Type::text, false, "outcome", [](R r) { return text(to_string(r.outcome)); }},
       {"ttft_ms", "ms", Type::real, true, "client.ttft_ms",
-       [](R r) { return maybe(r.client.ttft_ms); }},
+       [](R r) { return field_value(r.client.ttft_ms); }},
       {"decode_tps", "tokens/s", Type::real, true, "client.decode_tps",
-       [](R r) { return maybe(r.client.decode_tps); }},
+       [](R r) { return field_value(r.client.decode_tps); }},
       {"e2e_ms", "ms", Type::real, true, "client.e2e_ms",
-       [](R r) { return maybe(r.client.e2e_ms); }},
+       [](R r) { return field_value(r.client.e2e_ms); }},
       {"tokens", "tokens", Type::integer, false, "client.tokens",
        [](R r) { return whole(r.client.tokens); }},
       {"server_prompt_n", "tokens", Type::integer, true, "server.prompt_n",
-       [](R r) { return maybe(r.server.prompt_n); }},
+       [](R r) { return field_value(r.server.prompt_n); }},
       {"server_cache_n", "tokens", Type::integer, true, "server.cache_n",
-       [](R r) { return maybe(r.server.cache_n); }},
+       [](R r) { return field_value(r.server.cache_n); }},
       {"expected_cache_n", "tokens", Type::integer, true, "expected_cache_n",
-       [](R r) { return maybe(r.expected_cache_n); }},
+       [](R r) { return field_value(r.expected_cache_n); }},
       {"server_prompt_ms", "ms", Type::real, true, "server.prompt_ms",
-       [](R r) { return maybe(r.server.prompt_ms); }},
+       [](R r) { return field_value(r.server.prompt_ms); }},
       {"server_predicted_n", "tokens", Type::integer, true, "server.predicted_n",
-       [](R r) { return maybe(r.server.predicted_n); }},
+       [](R r) { return field_value(r.server.predicted_n); }},
       {"server_predicted_ms", "ms", Type::real, true, "server.predicted_ms",
-       [](R r) { return maybe(r.server.predicted_ms); }},
+       [](R r) { return field_value(r.server.predicted_ms); }},
       {"flags", "", Type::text, false, "flags", joined_flags},
       {"variant", "", Type::text, false, "variant", [](R r) { return text(r.variant); }},
       {"conversation", "", Type::integer, true, "conversation.conversation",
@@ -87,19 +82,20 @@ const std::vector<CallField>& call_fields() {
       {"reuse", "", Type::text, true, "conversation.reuse",
        [](R r) { return of_turn(r, [](const auto& t) { return text(t.reuse ? "on" : "off"); }); }},
       {"history_tokens", "tokens", Type::integer, true, "conversation.history_tokens",
-       [](R r) { return of_turn(r, [](const auto& t) { return maybe(t.history_tokens); }); }},
+       [](R r) { return of_turn(r, [](const auto& t) { return field_value(t.history_tokens); }); }},
       // Added to the CSV with the list (the history's calls table had them).
       {"wall_start", "", Type::text, false, "wall_start", [](R r) { return text(r.wall_start); }},
       {"http_status", "", Type::integer, true, "http_status",
-       [](R r) { return maybe(r.http_status); }},
+       [](R r) { return field_value(r.http_status); }},
       {"server_decode_tps", "tokens/s", Type::real, true, "server.decode_tps",
-       [](R r) { return maybe(r.server.decode_tps); }},
-      {"stream", "", Type::integer, true, "stream", [](R r) { return maybe(r.stream); }},
-      {"in_flight", "", Type::integer, true, "in_flight", [](R r) { return maybe(r.in_flight); }},
-      {"queue_ms", "ms", Type::real, true, "queue_ms", [](R r) { return maybe(r.queue_ms); }},
+       [](R r) { return field_value(r.server.decode_tps); }},
+      {"stream", "", Type::integer, true, "stream", [](R r) { return field_value(r.stream); }},
+      {"in_flight", "", Type::integer, true, "in_flight",
+       [](R r) { return field_value(r.in_flight); }},
+      {"queue_ms", "ms", Type::real, true, "queue_ms", [](R r) { return field_value(r.queue_ms); }},
       // Added with record version 2, when a turn's wait left queue_ms.
       {"wait_ms", "ms", Type::real, true, "conversation.wait_ms",
-       [](R r) { return of_turn(r, [](const auto& t) { return maybe(t.wait_ms); }); }},
+       [](R r) { return of_turn(r, [](const auto& t) { return field_value(t.wait_ms); }); }},
   };
   return kFields;
 }
