@@ -15,14 +15,12 @@ std::string_view series_name(std::string_view series) {
 
 }  // namespace
 
-std::optional<double> metric_sum(const json& samples, std::string_view name) {
-  if (!samples.is_object()) {
-    return std::nullopt;
-  }
+std::optional<double> metric_sum(const std::map<std::string, double>& samples,
+                                 std::string_view name) {
   std::optional<double> sum;
-  for (const auto& [series, value] : samples.items()) {
-    if (series_name(series) == name && value.is_number()) {
-      sum = sum.value_or(0.0) + value.get<double>();
+  for (const auto& [series, value] : samples) {
+    if (series_name(series) == name) {
+      sum = sum.value_or(0.0) + value;
     }
   }
   return sum;
@@ -36,12 +34,12 @@ std::vector<CounterCheck> check_counters(const results::RunManifest& run,
                                          const std::vector<CallRecord>& calls) {
   std::vector<CounterCheck> out;
   for (const auto& b : run.blocks) {
-    const json counters = b.object("server_counters");
-    const json start = counters.value("at_start", json::object()).value("samples", json());
-    const json end = counters.value("at_end", json::object()).value("samples", json());
-    if (!start.is_object() || !end.is_object()) {
+    if (!b.server_counters || b.server_counters->at_start.error ||
+        b.server_counters->at_end.error) {
       continue;
     }
+    const auto& start = b.server_counters->at_start.samples;
+    const auto& end = b.server_counters->at_end.samples;
     long long prompt_n = 0;
     long long cache_n = 0;
     long long prompt_tokens = 0;

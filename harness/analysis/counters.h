@@ -6,6 +6,7 @@
 // vllm:prefix_cache_queries_total count cached and queried prompt tokens, against the calls'
 // cached and prompt tokens.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,8 @@ namespace kvbench::analysis {
 
 // The sum of every series of metric `name` (all label sets) in {series: value}; nullopt when
 // there is none. Pure.
-std::optional<double> metric_sum(const nlohmann::json& samples, std::string_view name);
+std::optional<double> metric_sum(const std::map<std::string, double>& samples,
+                                 std::string_view name);
 
 struct CounterCheck {
   int block = 0;

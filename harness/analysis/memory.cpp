@@ -17,15 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<std::uint64_t> get_u64(const json& j, const char* key) {
-  if (j.contains(key) && j[key].is_number_unsigned()) {
-    return j[key].get<std::uint64_t>();
-  }
-  return std::nullopt;
-}
-
-std::optional<std::uint64_t> rss_of(const json& block, const char* key) {
-  return block.contains(key) ? get_u64(block[key], "rss_bytes") : std::nullopt;
+std::optional<std::uint64_t> rss_of(const std::optional<results::TreeMemory>& m) {
+  return m ? std::optional(m->rss_bytes) : std::nullopt;
 }
 
 std::optional<std::uint64_t> arithmetic_bytes_per_token(
@@ -41,21 +34,21 @@ std::optional<std::uint64_t> arithmetic_bytes_per_token(
 // concurrent llama-server block's slots (-np), else one; nullopt for an attached Ollama running
 // concurrent calls (num_parallel null: its OLLAMA_NUM_PARALLEL is unknown).
 std::optional<std::uint32_t> server_slots(const results::BlockInfo& b) {
-  const auto count = [](const json& v) -> std::optional<std::uint32_t> {
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 1) {
-      return static_cast<std::uint32_t>(v.get<std::int64_t>());
+  const auto count = [](std::optional<int> v) -> std::optional<std::uint32_t> {
+    if (v && *v >= 1) {
+      return static_cast<std::uint32_t>(*v);
     }
     return std::nullopt;
   };
-  if (const auto it = b.detail.find("num_parallel"); it != b.detail.end()) {
-    return count(*it);
+  if (b.num_parallel || b.num_parallel_unknown) {
+    return count(b.num_parallel);
   }
   return b.slots ? count(*b.slots).value_or(1U) : 1U;
 }
 
 BlockMemoryRow row_of(const results::BlockInfo& info,
                       const std::optional<gguf::ModelShape>& shape) {
-  const json& b = info.detail;
+  const results::ServerMemory& m = info.memory;
   BlockMemoryRow r;
   r.index = info.index;
   r.num_ctx = info.num_ctx;
@@ -63,19 +56,19 @@ BlockMemoryRow row_of(const results::BlockInfo& info,
   const auto ctx = static_cast<std::uint64_t>(std::max(r.num_ctx, 0));
   r.cells = kv::cache_cells({ctx * slots.value_or(1), slots.value_or(1), false});
   r.cache_type = info.cache_type;
-  r.kv_logged_bytes = get_u64(b, "kv_bytes_logged");
+  r.kv_logged_bytes = m.kv_bytes_logged;
   if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type); bpt && slots) {
     r.kv_arithmetic_bytes = *bpt * r.cells;
   }
-  r.rss_after_load_bytes = rss_of(b, "memory_after_load");
-  r.rss_after_longest_bytes = rss_of(b, "memory_after_longest_prompt");
-  if (b.contains("memory_after_longest_prompt")) {
-    r.longest_prompt_tokens = b["memory_after_longest_prompt"].value("prompt_tokens", 0);
+  r.rss_after_load_bytes = rss_of(m.after_load);
+  r.rss_after_longest_bytes = rss_of(m.after_longest_prompt);
+  if (m.after_longest_prompt) {
+    r.longest_prompt_tokens = m.longest_prompt_tokens.value_or(0);
   }
-  r.peak_rss_bytes = get_u64(b, "peak_rss_bytes");
-  r.gpu_after_load_bytes = get_u64(b, "gpu_memory_after_load_bytes");
-  if (b.contains("memory") && b["memory"].is_object()) {
-    r.ollama_size_bytes = get_u64(b["memory"], "size_bytes");
+  r.peak_rss_bytes = m.peak_rss_bytes;
+  r.gpu_after_load_bytes = m.gpu_after_load_bytes;
+  if (info.api_ps_after_load) {
+    r.ollama_size_bytes = info.api_ps_after_load->size_bytes;
   }
   r.notes = info.memory_notes;
   return r;
@@ -221,8 +214,8 @@ MemoryAnalysis analyze_memory(const results::RunManifest& run) {
   MemoryAnalysis a;
   a.shape = run.shape();
   for (const auto& b : run.blocks) {
-    if (b.has("memory_after_load") || b.has("kv_bytes_logged") || !b.memory_notes.empty() ||
-        b.object("memory").value("size_bytes", json()).is_number()) {
+    if (b.memory.after_load || b.memory.kv_bytes_logged || !b.memory_notes.empty() ||
+        (b.api_ps_after_load && b.api_ps_after_load->size_bytes)) {
       a.blocks.push_back(row_of(b, a.shape));
     }
   }

@@ -79,8 +79,9 @@ json parse_prometheus(std::string_view text) {
   return out;
 }
 
-json scrape_metrics(http::Transport& transport, const std::string& root,
-                    const std::vector<std::pair<std::string, std::string>>& headers) {
+results::MetricsScrape scrape_metrics(
+    http::Transport& transport, const std::string& root,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   http::Request req;
   req.method = "GET";
   req.url = root + "/metrics";
@@ -88,10 +89,11 @@ json scrape_metrics(http::Transport& transport, const std::string& root,
   req.timeout = std::chrono::milliseconds(10000);
   const auto res = transport.fetch(req);
   if (res.outcome != http::Outcome::ok) {
-    return {{"error", res.http_status != 0 ? fmt::format("HTTP {}: {}", res.http_status, res.error)
-                                           : res.error}};
+    return {
+        {},
+        res.http_status != 0 ? fmt::format("HTTP {}: {}", res.http_status, res.error) : res.error};
   }
-  return {{"samples", parse_prometheus(res.body)}};
+  return {parse_prometheus(res.body).get<std::map<std::string, double>>(), std::nullopt};
 }
 
 }  // namespace kvbench::backend

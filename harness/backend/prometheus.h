@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/http/transport.h"
+#include "harness/results/block_facts.h"
 
 namespace kvbench::backend {
 
@@ -21,7 +22,8 @@ nlohmann::json parse_prometheus(std::string_view text);
 
 // GET <root>/metrics with `headers`: {"samples": {...}} or {"error": "..."} (a server without
 // --metrics answers 501 or 404). Never throws.
-nlohmann::json scrape_metrics(http::Transport& transport, const std::string& root,
-                              const std::vector<std::pair<std::string, std::string>>& headers);
+results::MetricsScrape scrape_metrics(
+    http::Transport& transport, const std::string& root,
+    const std::vector<std::pair<std::string, std::string>>& headers);
 
 }  // namespace kvbench::backend

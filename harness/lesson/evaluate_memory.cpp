@@ -90,15 +90,14 @@ std::optional<double> api_ps_saving(const results::RunManifest& run, int num_ctx
   std::optional<double> f16;
   std::optional<double> q8;
   for (const auto& b : run.blocks) {
-    const auto& mem = b.object("memory");
-    if (b.num_ctx != num_ctx || !mem.contains("size_bytes") || !mem["size_bytes"].is_number()) {
+    if (b.num_ctx != num_ctx || !b.api_ps_after_load || !b.api_ps_after_load->size_bytes) {
       continue;
     }
     const auto& type = b.cache_type;
     if (type == "f16") {
-      f16 = mem["size_bytes"].get<double>();
+      f16 = static_cast<double>(*b.api_ps_after_load->size_bytes);
     } else if (type == "q8_0") {
-      q8 = mem["size_bytes"].get<double>();
+      q8 = static_cast<double>(*b.api_ps_after_load->size_bytes);
     }
   }
   if (!f16 || !q8) {

@@ -17,18 +17,17 @@ bool refused(const CallRecord& r) {
 
 }  // namespace
 
-nlohmann::json percentiles_json(std::vector<double> values) {
+std::optional<results::Percentiles> percentiles(std::vector<double> values) {
   if (values.empty()) {
-    return nullptr;
+    return std::nullopt;
   }
   std::sort(values.begin(), values.end());
-  return {{"p50", stats::percentile_sorted(values, 0.50)},
-          {"p90", stats::percentile_sorted(values, 0.90)},
-          {"p99", stats::percentile_sorted(values, 0.99)},
-          {"n", values.size()}};
+  return results::Percentiles{stats::percentile_sorted(values, 0.50),
+                              stats::percentile_sorted(values, 0.90),
+                              stats::percentile_sorted(values, 0.99), values.size()};
 }
 
-nlohmann::json block_stats(const std::vector<CallRecord>& records) {
+results::ConcurrencyStats block_stats(const std::vector<CallRecord>& records) {
   int calls = 0;
   int ok = 0;
   int refused_n = 0;
@@ -62,19 +61,19 @@ nlohmann::json block_stats(const std::vector<CallRecord>& records) {
     }
   }
   const double span_s = calls > 0 ? end_s - begin_s : 0;
-  nlohmann::json out = {{"calls", calls},       {"ok", ok},
-                        {"refused", refused_n}, {"failed", calls - ok - refused_n},
-                        {"span_s", span_s},     {"max_in_flight", max_in_flight}};
+  results::ConcurrencyStats out;
+  out.calls = calls;
+  out.ok = ok;
+  out.refused = refused_n;
+  out.failed = calls - ok - refused_n;
+  out.span_s = span_s;
+  out.max_in_flight = max_in_flight;
   if (span_s > 0) {
-    out["prompt_tok_per_s"] = prompt_tokens / span_s;
-    out["decode_tok_per_s"] = decode_tokens / span_s;
+    out.prompt_tok_per_s = prompt_tokens / span_s;
+    out.decode_tok_per_s = decode_tokens / span_s;
   }
-  if (auto p = percentiles_json(std::move(ttft)); !p.is_null()) {
-    out["ttft_ms"] = p;
-  }
-  if (auto p = percentiles_json(std::move(itl)); !p.is_null()) {
-    out["itl_ms"] = p;
-  }
+  out.ttft_ms = percentiles(std::move(ttft));
+  out.itl_ms = percentiles(std::move(itl));
   return out;
 }
 

@@ -44,7 +44,7 @@ int most_overlapping(const std::vector<std::pair<double, double>>& spans, double
   return most;
 }
 
-nlohmann::json server_queue(const std::vector<CallRecord>& records) {
+results::ServerQueue server_queue(const std::vector<CallRecord>& records) {
   std::vector<const CallRecord*> ok;
   for (const auto& r : records) {
     if (r.ok() && r.client.e2e_ms) {
@@ -61,7 +61,7 @@ nlohmann::json server_queue(const std::vector<CallRecord>& records) {
       max_in_flight = std::max(max_in_flight, r->in_flight.value_or(1));
     }
   }
-  nlohmann::json out = {{"calls", timed}};
+  results::ServerQueue out{timed, std::nullopt};
   if (services.empty() || median(services) <= 0) {
     return out;
   }
@@ -86,19 +86,14 @@ nlohmann::json server_queue(const std::vector<CallRecord>& records) {
       load_ms.push_back(it->get<double>() / 1e6);
     }
   }
-  out["service_ms_p50"] = typical;
-  out["waited"] = waited.size();
-  out["max_in_flight"] = max_in_flight;
-  out["served_at_once"] = most_overlapping(spans, typical / 10);
-  out["load_duration_reported"] = load_ms.size();
-  const auto put = [&out](const char* key, std::vector<double> values) {
-    if (auto p = percentiles_json(std::move(values)); !p.is_null()) {
-      out[key] = std::move(p);
-    }
-  };
-  put("wait_ms", std::move(waits));
-  put("waited_ms", std::move(waited));
-  put("load_duration_ms", std::move(load_ms));
+  out.waits = results::ServerQueue::Waits{typical,
+                                          waited.size(),
+                                          max_in_flight,
+                                          most_overlapping(spans, typical / 10),
+                                          load_ms.size(),
+                                          percentiles(std::move(waits)),
+                                          percentiles(std::move(waited)),
+                                          percentiles(std::move(load_ms))};
   return out;
 }
 

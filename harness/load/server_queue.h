@@ -1,13 +1,12 @@
 #pragma once
 // Where the calls of a concurrent block waited inside the server. A server that picks its own
 // slots (Ollama) takes as many calls at once as it has slots (OLLAMA_NUM_PARALLEL) and queues the
-// rest before reading them; the server's own durations show it. Pure: records in, JSON out.
+// rest before reading them; the server's own durations show it. Pure: records in, statistics out.
 
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "harness/core/record.h"
+#include "harness/results/block_facts.h"
 
 namespace kvbench::load {
 
@@ -23,8 +22,8 @@ namespace kvbench::load {
 //   served_at_once: the most calls whose service spans [end - service, end] overlap by more
 //   than a tenth of the median service (warm-up calls included: they hold a slot too). A
 //   server with N slots serves at most N at once.
-// Percentiles are type 7, omitted without data. Without ok calls or server times: just "calls".
-nlohmann::json server_queue(const std::vector<CallRecord>& records);
+// Percentiles are type 7, empty without data. Without ok calls or server times: just calls.
+results::ServerQueue server_queue(const std::vector<CallRecord>& records);
 
 // The most spans [begin, end) that overlap by more than `tolerance` at any one time. Pure.
 int most_overlapping(const std::vector<std::pair<double, double>>& spans, double tolerance);

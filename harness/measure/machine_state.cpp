@@ -143,50 +143,31 @@ MachineState read_machine_state() {
   return s;
 }
 
-void to_json(nlohmann::json& j, const MachineState& s) {
-  j = nlohmann::json::object();
-  j["governor"] = s.governor.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.governor);
-  j["driver"] = s.driver.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.driver);
-  j["cpu_mhz"] = s.cpu_mhz ? nlohmann::json(*s.cpu_mhz) : nlohmann::json(nullptr);
-  j["cpu_max_mhz"] = s.cpu_max_mhz ? nlohmann::json(*s.cpu_max_mhz) : nlohmann::json(nullptr);
-  j["load_average"] = s.load_average ? nlohmann::json(*s.load_average) : nlohmann::json(nullptr);
-  nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : s.gpus) {
-    gpus.push_back(
-        {{"index", g.index},
-         {"sm_clock_mhz", g.sm_clock_mhz ? nlohmann::json(*g.sm_clock_mhz) : nullptr},
-         {"temperature_c", g.temperature_c ? nlohmann::json(*g.temperature_c) : nullptr}});
-  }
-  j["gpus"] = gpus;
-}
-
-nlohmann::json block_machine_state(const MachineState& start, const MachineState& end,
-                                   int usable_cores) {
-  nlohmann::json j = {{"start", start}, {"end", end}};
+results::BlockMachineState block_machine_state(const MachineState& start, const MachineState& end,
+                                               int usable_cores) {
+  results::BlockMachineState j{start, end, std::nullopt, std::nullopt, {}};
   if (start.cpu_times && end.cpu_times && end.cpu_times->total() > start.cpu_times->total()) {
     const std::uint64_t total = end.cpu_times->total() - start.cpu_times->total();
-    j["steal_share"] = *share(end.cpu_times->steal - start.cpu_times->steal, total);
-    j["busy_share"] = *share(end.cpu_times->busy - start.cpu_times->busy, total);
+    j.steal_share = *share(end.cpu_times->steal - start.cpu_times->steal, total);
+    j.busy_share = *share(end.cpu_times->busy - start.cpu_times->busy, total);
   }
-  nlohmann::json warnings = nlohmann::json::array();
   for (const auto* s : {&start, &end}) {
     // intel_pstate's and amd-pstate's powersave is their default and still follows the load.
     const bool pstate =
         s->driver.starts_with("intel_pstate") || s->driver.starts_with("amd-pstate");
     if (s->governor == "powersave" && !pstate) {
-      warnings.push_back(
+      j.warnings.emplace_back(
           "the CPU frequency governor is powersave: calls run at a lowered clock (set it to "
           "performance to measure at full speed)");
       break;
     }
   }
   if (start.load_average && usable_cores > 0 && (*start.load_average)[0] > usable_cores) {
-    warnings.push_back(fmt::format(
+    j.warnings.push_back(fmt::format(
         "the 1-minute load was {:.2f} on {} usable cores when the block started: more tasks "
         "wanted the CPUs than there are; another process may hold the cores",
         (*start.load_average)[0], usable_cores));
   }
-  j["warnings"] = warnings;
   return j;
 }
 

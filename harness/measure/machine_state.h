@@ -14,34 +14,14 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "harness/results/block_facts.h"
 
 namespace kvbench::measure {
 
-// The aggregate "cpu" line of /proc/stat, in clock ticks.
-struct CpuTimes {
-  std::uint64_t busy = 0;   // user + nice + system + irq + softirq
-  std::uint64_t idle = 0;   // idle + iowait
-  std::uint64_t steal = 0;  // taken by the hypervisor
-  std::uint64_t total() const { return busy + idle + steal; }
-};
-
-struct GpuClock {
-  int index = 0;
-  std::optional<double> sm_clock_mhz;
-  std::optional<double> temperature_c;
-  friend bool operator==(const GpuClock&, const GpuClock&) = default;
-};
-
-struct MachineState {
-  std::string governor;           // of cpu0; "" when cpufreq is not readable
-  std::string driver;             // cpu0's scaling_driver: intel_pstate, amd-pstate, acpi-cpufreq
-  std::optional<double> cpu_mhz;  // mean current frequency over the CPUs that report one
-  std::optional<double> cpu_max_mhz;  // mean maximum frequency
-  std::optional<std::array<double, 3>> load_average;
-  std::optional<CpuTimes> cpu_times;
-  std::vector<GpuClock> gpus;
-};
+// The data and its run.json layout are results'.
+using CpuTimes = results::CpuTimes;
+using GpuClock = results::GpuClock;
+using MachineState = results::MachineState;
 
 // The first line of /proc/stat ("cpu  user nice system idle iowait irq softirq steal ...").
 std::optional<CpuTimes> parse_cpu_times(std::string_view stat);
@@ -60,9 +40,7 @@ std::optional<double> read_cpu_clock_mhz();
 // What a block's run.json entry records: both samples, the steal and busy shares between them,
 // and warnings (a powersave governor, except under intel_pstate and amd-pstate, whose powersave
 // still scales the clock with load; a 1-minute load at the start above the usable cores).
-nlohmann::json block_machine_state(const MachineState& start, const MachineState& end,
-                                   int usable_cores);
-
-void to_json(nlohmann::json& j, const MachineState& s);
+results::BlockMachineState block_machine_state(const MachineState& start, const MachineState& end,
+                                               int usable_cores);
 
 }  // namespace kvbench::measure

@@ -125,11 +125,4 @@ std::optional<TreeMemory> read_tree_memory(pid_t root) {
   return tree;
 }
 
-void to_json(nlohmann::json& out, const TreeMemory& memory) {
-  out = nlohmann::json{
-      {"process_count", memory.pids.size()},   {"pids", memory.pids},
-      {"rss_bytes", memory.rss_bytes},         {"peak_rss_bytes", memory.peak_rss_bytes},
-      {"virtual_bytes", memory.virtual_bytes}, {"swap_bytes", memory.swap_bytes}};
-}
-
 }  // namespace kvbench::measure

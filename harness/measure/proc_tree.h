@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "harness/results/block_facts.h"
 
 namespace kvbench::measure {
 
@@ -35,21 +35,12 @@ std::vector<pid_t> descendants_of(pid_t root, const std::vector<ProcStat>& table
 // Reads /proc/*/stat of every visible process (processes exiting meanwhile are skipped).
 std::vector<ProcStat> read_process_table();
 
-// Memory summed over a process and its live descendants. RSS sums count pages shared between the
-// processes once per process; peak_rss_bytes is a sum of per-process peaks, not a peak of the sum.
-struct TreeMemory {
-  std::vector<pid_t> pids;  // the processes counted, root first
-  std::uint64_t rss_bytes = 0;
-  std::uint64_t peak_rss_bytes = 0;
-  std::uint64_t virtual_bytes = 0;
-  std::uint64_t swap_bytes = 0;
-};
+// Memory summed over a process and its live descendants (its fields and run.json's layout are
+// results::TreeMemory's).
+using TreeMemory = results::TreeMemory;
 
 // Reads the memory of `root` and its descendants; nullopt when root is gone or a zombie.
 // Descendants that vanish or are zombies are left out.
 std::optional<TreeMemory> read_tree_memory(pid_t root);
-
-// {"process_count": n, "pids": [...], "rss_bytes": ..., ...}.
-void to_json(nlohmann::json& out, const TreeMemory& memory);
 
 }  // namespace kvbench::measure

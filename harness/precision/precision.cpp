@@ -25,13 +25,14 @@ std::size_t calls_per_set(const scenario::Scenario& s) {
   return plan.call_count() / static_cast<std::size_t>(std::max(1, s.block_repeats));
 }
 
-void record(const std::filesystem::path& run_dir, const json& status) {
+void record(const std::filesystem::path& run_dir, const results::PrecisionStatus& status) {
   auto loaded = results::load_run(run_dir);
-  json& p = loaded.run.other["precision"];
-  json history = p.is_object() ? p.value("checks", json::array()) : json::array();
-  history.push_back(status);
-  p = status;
-  p["checks"] = history;
+  auto& p = loaded.run.precision;
+  if (!p) {
+    p.emplace();
+  }
+  p->last = status;
+  p->checks.push_back(status);
   results::write_json_atomic(run_dir / "run.json", json(loaded.run));
 }
 
@@ -77,19 +78,21 @@ RunSummary until_precise(const scenario::Scenario& s, RunSummary summary, const 
     const auto check = check_precision(loaded, p);
     const auto sets = loaded.run.scenario.value("block_repeats", 1);
     const std::size_t calls = loaded.calls.size();
-    json status = {
-        {"metric", p.metric},       {"effect", p.effect}, {"target_half_width", p.half_width},
-        {"max_calls", p.max_calls}, {"sets", sets},       {"calls", calls},
-        {"at", utc_now_rfc3339()}};
+    results::PrecisionStatus status;
+    status.metric = p.metric;
+    status.effect = p.effect;
+    status.target_half_width = p.half_width;
+    status.max_calls = p.max_calls;
+    status.sets = sets;
+    status.calls = calls;
+    status.at = utc_now_rfc3339();
     if (check.estimate && check.ci) {
-      status["estimate"] = *check.estimate;
-      status["ci"] = {check.ci->lower, check.ci->upper};
+      status.estimate = *check.estimate;
+      status.ci = std::array<double, 2>{check.ci->lower, check.ci->upper};
     }
-    if (check.half_width) {
-      status["half_width"] = *check.half_width;
-    }
+    status.half_width = check.half_width;
     if (!check.why.empty()) {
-      status["why"] = check.why;
+      status.why = check.why;
     }
     std::string outcome;
     if (check.half_width && *check.half_width <= p.half_width) {
@@ -101,7 +104,7 @@ RunSummary until_precise(const scenario::Scenario& s, RunSummary summary, const 
     } else if (sets >= 100) {
       outcome = "set limit (100) reached";
     }
-    status["status"] = outcome.empty() ? "continuing" : outcome;
+    status.status = outcome.empty() ? "continuing" : outcome;
     record(summary.run_dir, status);
     if (!outcome.empty()) {
       return summary;

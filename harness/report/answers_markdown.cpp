@@ -23,7 +23,7 @@ double kv_bytes_per_token(const results::RunManifest& run, const std::string& ty
                           const std::string& variant) {
   for (const auto& b : run.blocks) {
     if (b.cache_type == type && b.num_ctx == num_ctx && b.variant == variant) {
-      const double bytes = b.get<double>("kv_bytes_logged", 0.0);
+      const auto bytes = static_cast<double>(b.memory.kv_bytes_logged.value_or(0));
       const int cells = num_ctx * b.slots.value_or(1);
       if (bytes > 0 && cells > 0) {
         return bytes / cells;

@@ -8,31 +8,28 @@ using nlohmann::json;
 
 namespace {
 
-std::string percentiles(const json& stats, const char* metric) {
-  if (!stats.contains(metric) || !stats[metric].is_object()) {
+std::string percentiles(const std::optional<results::Percentiles>& p) {
+  if (!p) {
     return "-";
   }
-  const json& m = stats[metric];
-  return fmt::format("{:.1f} / {:.1f} / {:.1f}", m.value("p50", 0.0), m.value("p90", 0.0),
-                     m.value("p99", 0.0));
+  return fmt::format("{:.1f} / {:.1f} / {:.1f}", p->p50, p->p90, p->p99);
 }
 
 std::string deferred(const results::BlockInfo& block) {
-  return block.has("deferred") ? std::to_string(block.get("deferred", 0)) : "-";
+  return block.deferred ? std::to_string(*block.deferred) : "-";
 }
 
-std::string parallel_clause(const json& block, const json& q) {
-  const int served = q.value("served_at_once", 0);
-  const int in_flight = q.value("max_in_flight", 0);
-  const auto it = block.find("num_parallel");
-  if (it != block.end() && it->is_number_integer()) {
-    return fmt::format("OLLAMA_NUM_PARALLEL was {} (set by kvbench)", it->get<int>());
+std::string parallel_clause(const results::BlockInfo& block, const results::ServerQueue::Waits& q) {
+  const int served = q.served_at_once;
+  const int in_flight = q.max_in_flight;
+  if (block.num_parallel) {
+    return fmt::format("OLLAMA_NUM_PARALLEL was {} (set by kvbench)", *block.num_parallel);
   }
-  if (it == block.end()) {
+  if (!block.num_parallel_unknown) {
     return "";
   }
   // Attached: the server's setting is unknown; what was served at once bounds it.
-  if (q.value("waited", 0) > 0 && served < in_flight) {
+  if (q.waited > 0 && served < in_flight) {
     return fmt::format(
         "kvbench attached and could not set OLLAMA_NUM_PARALLEL: the server's looks like {}",
         served);
@@ -45,41 +42,40 @@ std::string parallel_clause(const json& block, const json& q) {
 }  // namespace
 
 std::string queue_sentence(const results::BlockInfo& info) {
-  const json& q = info.object("server_queue");
-  if (!info.has("server_queue") || !info.detail["server_queue"].is_object()) {
+  if (!info.server_queue) {
     return "";
   }
   const int index = info.index;
-  if (!q.contains("waited")) {
+  if (!info.server_queue->waits) {
     return fmt::format(
         "block {}: the server reported no durations, so where calls waited is not known.", index);
   }
-  const int waited = q.value("waited", 0);
-  const int served = q.value("served_at_once", 0);
-  const int in_flight = q.value("max_in_flight", 0);
+  const results::ServerQueue::Waits& q = *info.server_queue->waits;
+  const auto waited = q.waited;
+  const int served = q.served_at_once;
+  const int in_flight = q.max_in_flight;
   std::string text;
   if (waited == 0) {
     text = fmt::format("block {}: no call waited inside the server; it served up to {} at once",
                        index, served);
   } else {
-    const json& w = q.value("waited_ms", json::object());
+    const results::Percentiles w = q.waited_ms.value_or(results::Percentiles{});
     text = fmt::format(
         "block {}: {} of {} calls waited inside the server before it read them (wait p50 {:.1f} "
         "ms, p90 {:.1f} ms, in their TTFT); it served at most {} at once while up to {} were in "
         "flight",
-        index, waited, q.value("calls", 0), w.value("p50", 0.0), w.value("p90", 0.0), served,
-        in_flight);
+        index, waited, info.server_queue->calls, w.p50, w.p90, served, in_flight);
   }
-  if (const std::string p = parallel_clause(info.detail, q); !p.empty()) {
+  if (const std::string p = parallel_clause(info, q); !p.empty()) {
     text += "; " + p;
   }
   text += ".";
-  const int load = q.value("load_duration_reported", 0);
+  const auto load = q.load_duration_reported;
   if (load > 0) {
     text += fmt::format(
         " The server reported load_duration on {} call{} (p50 {:.1f} ms): Ollama counts waiting "
         "in its queue as loading.",
-        load, load == 1 ? "" : "s", q.value("/load_duration_ms/p50"_json_pointer, 0.0));
+        load, load == 1 ? "" : "s", q.load_duration_ms.value_or(results::Percentiles{}).p50);
   }
   return text;
 }
@@ -88,7 +84,7 @@ void write_concurrency_markdown(std::ostream& out, const results::RunManifest& r
   bool any = false;
   bool variants = false;
   for (const auto& b : run.blocks) {
-    any = any || b.has("concurrency");
+    any = any || b.concurrency.has_value();
     variants = variants || !b.variant.empty();
   }
   if (!any) {
@@ -103,18 +99,17 @@ void write_concurrency_markdown(std::ostream& out, const results::RunManifest& r
       << "|---:" << (variants ? "|---" : "")
       << "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& b : run.blocks) {
-    if (!b.has("concurrency")) {
+    if (!b.concurrency) {
       continue;
     }
-    const json& s = b.object("concurrency");
+    const results::ConcurrencyStats& s = *b.concurrency;
     out << fmt::format("| {} ", b.index)
         << (variants ? fmt::format("| {} ", b.variant.empty() ? std::string("-") : b.variant) : "")
         << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n",
                        b.num_ctx, b.cache_type.empty() ? std::string("-") : b.cache_type,
-                       b.slots.value_or(0), s.value("ok", 0), s.value("refused", 0),
-                       s.value("failed", 0), deferred(b), s.value("max_in_flight", 0),
-                       s.value("prompt_tok_per_s", 0.0), s.value("decode_tok_per_s", 0.0),
-                       percentiles(s, "ttft_ms"), percentiles(s, "itl_ms"));
+                       b.slots.value_or(0), s.ok, s.refused, s.failed, deferred(b), s.max_in_flight,
+                       s.prompt_tok_per_s.value_or(0.0), s.decode_tok_per_s.value_or(0.0),
+                       percentiles(s.ttft_ms), percentiles(s.itl_ms));
   }
   bool first = true;
   for (const auto& b : run.blocks) {

@@ -89,10 +89,13 @@ void write_run_header(std::ostream& out, const RunReport& report) {
   }
   std::vector<std::string> machine_warnings;
   for (const auto& b : run.blocks) {
-    for (const auto& w : b.object("machine_state").value("warnings", json::array())) {
-      if (w.is_string() && std::find(machine_warnings.begin(), machine_warnings.end(),
-                                     w.get<std::string>()) == machine_warnings.end()) {
-        machine_warnings.push_back(w.get<std::string>());
+    if (!b.machine_state) {
+      continue;
+    }
+    for (const auto& w : b.machine_state->warnings) {
+      if (std::find(machine_warnings.begin(), machine_warnings.end(), w) ==
+          machine_warnings.end()) {
+        machine_warnings.push_back(w);
       }
     }
   }
@@ -121,18 +124,16 @@ void write_run_header(std::ostream& out, const RunReport& report) {
   for (const auto& w : report.warnings) {
     out << "- warning: " << w << "\n";
   }
-  if (const auto it = run.other.find("precision"); it != run.other.end() && it->is_object()) {
-    const json& p = *it;
-    const std::string achieved =
-        p.contains("half_width") && p["half_width"].is_number()
-            ? fmt::format("±{:.1f} %", 100 * p["half_width"].get<double>())
-            : "not estimable" + (p.contains("why") ? " (" + p.value("why", "") + ")" : "");
+  if (run.precision) {
+    const results::PrecisionStatus& p = run.precision->last;
+    const std::string achieved = p.half_width
+                                     ? fmt::format("±{:.1f} %", 100 * *p.half_width)
+                                     : "not estimable" + (p.why ? " (" + *p.why + ")" : "");
     out << fmt::format(
         "- precision: {} of {} {} after {} set{} and {} calls, target ±{:.1f} % "
         "within {} calls: {}\n",
-        p.value("effect", "?"), p.value("metric", "?"), achieved, p.value("sets", 0),
-        p.value("sets", 0) == 1 ? "" : "s", p.value("calls", 0),
-        100 * p.value("target_half_width", 0.0), p.value("max_calls", 0), p.value("status", "?"));
+        p.effect, p.metric, achieved, p.sets, p.sets == 1 ? "" : "s", p.calls,
+        100 * p.target_half_width, p.max_calls, p.status);
   }
 }
 

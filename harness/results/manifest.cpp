@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 13> kBlockFields = {
     "index",    "replica", "num_ctx", "cache_type", "variant", "slots",       "error",
     "restarts", "url",     "log",     "argv",       "pid",     "memory_notes"};
 
-constexpr std::array<std::string_view, 21> kRunFields = {"schema",
+constexpr std::array<std::string_view, 22> kRunFields = {"schema",
                                                          "manifest_version",
                                                          "kvbench",
                                                          "run_id",
@@ -38,6 +38,7 @@ constexpr std::array<std::string_view, 21> kRunFields = {"schema",
                                                          "resumed",
                                                          "extended",
                                                          "summary",
+                                                         "precision",
                                                          "labels"};
 
 template <std::size_t N>
@@ -102,14 +103,9 @@ void from_json(const json& j, ServerRestart& r) {
   read(j, "gave_up", r.gave_up);
 }
 
-const json& BlockInfo::object(const char* key) const {
-  static const json empty = json::object();
-  const auto it = detail.find(key);
-  return it != detail.end() && it->is_object() ? *it : empty;
-}
-
 void to_json(json& j, const BlockInfo& b) {
-  j = b.detail.is_object() ? b.detail : json::object();
+  j = b.other.is_object() ? b.other : json::object();
+  write_block_facts(j, b);
   j["index"] = b.index;
   j["replica"] = b.replica;
   j["num_ctx"] = b.num_ctx;
@@ -152,11 +148,13 @@ void from_json(const json& j, BlockInfo& b) {
   read(j, "argv", b.argv);
   read(j, "pid", b.pid);
   read(j, "memory_notes", b.memory_notes);
+  json rest = json::object();
   for (const auto& [key, value] : j.items()) {
     if (!known(kBlockFields, key)) {
-      b.detail[key] = value;
+      rest[key] = value;
     }
   }
+  read_block_facts(rest, b, b.other);
 }
 
 std::optional<gguf::ModelShape> RunManifest::shape() const {
@@ -201,9 +199,18 @@ void to_json(json& j, const RunManifest& m) {
   if (m.first_call_epoch_s) {
     j["first_call_epoch_s"] = *m.first_call_epoch_s;
   }
-  put_present(j, "resumed", m.resumed);
-  put_present(j, "extended", m.extended);
-  put_present(j, "summary", m.summary);
+  if (!m.resumed.empty()) {
+    j["resumed"] = m.resumed;
+  }
+  if (!m.extended.empty()) {
+    j["extended"] = m.extended;
+  }
+  if (m.summary) {
+    j["summary"] = *m.summary;
+  }
+  if (m.precision) {
+    j["precision"] = *m.precision;
+  }
   if (!m.labels.empty()) {
     j["labels"] = m.labels;
   }
@@ -265,6 +272,8 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     read(j, field, m.extended);
     field = "summary";
     read(j, field, m.summary);
+    field = "precision";
+    read(j, field, m.precision);
     field = "labels";
     read(j, field, m.labels);
   } catch (const nlohmann::json::exception& e) {
@@ -283,12 +292,11 @@ std::string scenario_hash(const nlohmann::json& scenario) {
 }
 
 std::string first_scenario_hash(const RunManifest& m) {
-  if (!m.extended.is_array() || m.extended.empty() || !m.scenario.is_object() ||
-      !m.extended[0].contains("sets_before")) {
+  if (m.extended.empty() || !m.scenario.is_object()) {
     return scenario_hash(m.scenario);
   }
   nlohmann::json first = m.scenario;
-  first["block_repeats"] = m.extended[0]["sets_before"];
+  first["block_repeats"] = m.extended[0].sets_before;
   return scenario_hash(first);
 }
 

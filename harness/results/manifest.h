@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/gguf/model_shape.h"
+#include "harness/results/block_facts.h"
+#include "harness/results/run_events.h"
 
 namespace kvbench::results {
 
@@ -33,10 +35,11 @@ void to_json(nlohmann::json& j, const ServerRestart& r);
 void from_json(const nlohmann::json& j, ServerRestart& r);
 
 // One block of run.json. The fields below are what every block has, whatever the server kind;
-// `detail` holds what a kind or the block's driver recorded besides (llama-server's /props and
-// memory probes, Ollama's /api/ps, concurrency statistics). run.json writes all of them flat in
-// one object.
-struct BlockInfo {
+// BlockFacts types what a kind or the block's driver measured besides (memory, counters, the
+// machine's state, concurrency statistics); `other` keeps what the server answered as it came
+// (llama-server's /props, a compatible server's description, Ollama's load) and fields this
+// version does not know. run.json writes all of them flat in one object.
+struct BlockInfo : BlockFacts {
   // What the runner records.
   int index = 0;
   int replica = 0;
@@ -52,24 +55,7 @@ struct BlockInfo {
   std::vector<std::string> argv;  // how it was started (managed)
   std::optional<std::int64_t> pid;
   std::vector<std::string> memory_notes;  // why a memory figure is missing
-  nlohmann::json detail = nlohmann::json::object();
-
-  // A detail field, or `fallback` when absent or of another type.
-  template <typename T>
-  T get(const char* key, T fallback) const {
-    const auto it = detail.find(key);
-    if (it == detail.end() || it->is_null()) {
-      return fallback;
-    }
-    try {
-      return it->get<T>();
-    } catch (const nlohmann::json::exception&) {
-      return fallback;
-    }
-  }
-  bool has(const char* key) const { return detail.contains(key); }
-  // A detail object, or an empty object.
-  const nlohmann::json& object(const char* key) const;
+  nlohmann::json other = nlohmann::json::object();
 };
 
 void to_json(nlohmann::json& j, const BlockInfo& b);
@@ -98,9 +84,10 @@ struct RunManifest {
   nlohmann::json variants;  // the resolved variants with what preparing them found; null without
   std::vector<BlockInfo> blocks;
   std::optional<double> first_call_epoch_s;
-  nlohmann::json resumed;   // one entry per resume; null if never resumed
-  nlohmann::json extended;  // one entry per extension; null if never extended
-  nlohmann::json summary;   // calls, failed, flagged, complete; null until the run ends
+  std::vector<Resumed> resumed;              // one entry per resume
+  std::vector<Extended> extended;            // one entry per extension
+  std::optional<RunTotals> summary;          // absent until the run ends
+  std::optional<PrecisionRecord> precision;  // a run with a precision target: its checks
   // The user's own labels (`kvbench run --label k=v`): name to value, in name order.
   std::map<std::string, std::string> labels;
   nlohmann::json other = nlohmann::json::object();  // fields this version does not know

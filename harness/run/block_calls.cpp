@@ -105,11 +105,11 @@ void BlockCalls::run_concurrent(BlockServer& server, const plan::Block& block,
   }
   const StreamsRun out = run_together(server, block, 0, block.calls.size(), schedule).first;
   if (s_.concurrency.open_loop()) {
-    info.detail["deferred"] = out.deferred;
+    info.deferred = out.deferred;
   }
-  info.detail["concurrency"] = load::block_stats(out.records);
+  info.concurrency = load::block_stats(out.records);
   if (caps.queue_in_durations) {
-    info.detail["server_queue"] = load::server_queue(out.records);
+    info.server_queue = load::server_queue(out.records);
   }
 }
 

@@ -66,11 +66,8 @@ RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOpt
   s.resolved = scenario::to_json(s);
   const json plan = plan::to_json(plan::make_plan(s));
   check_prefix(run_dir, run.plan, plan);
-  run.extended.push_back({{"at", utc_now_rfc3339()},
-                          {"sets", extra_sets},
-                          {"sets_before", sets_before},
-                          {"blocks_before", run.plan.value("blocks", json::array()).size()},
-                          {"calls_recorded", loaded.calls.size()}});
+  run.extended.push_back({utc_now_rfc3339(), extra_sets, sets_before,
+                          run.plan.value("blocks", json::array()).size(), loaded.calls.size()});
   run.scenario = s.resolved;
   run.plan = plan;
   run.status = "incomplete";

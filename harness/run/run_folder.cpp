@@ -50,10 +50,7 @@ RunFolder::RunFolder(const ResumeState& resume, const plan::Plan& plan, const Ru
                     dir_.string()));
   }
   run_.status = "running";
-  run_.resumed.push_back({{"at", utc_now_rfc3339()},
-                          {"calls_recorded", resume.done.size()},
-                          {"server", found.server},
-                          {"model", found.model}});
+  run_.resumed.push_back({utc_now_rfc3339(), resume.done.size(), found.server, found.model});
   save();
   results::cut_partial_last_line(dir_ / "calls.jsonl");
   writer_ = std::make_unique<results::RecordWriter>(dir_ / "calls.jsonl");
@@ -100,8 +97,7 @@ void RunFolder::close(bool complete) {
   summary_.complete = complete;
   run_.status = complete ? "complete" : "incomplete";
   run_.finished = utc_now_rfc3339();
-  run_.summary = {
-      {"calls", summary_.calls}, {"failed", summary_.failed}, {"flagged", summary_.flagged}};
+  run_.summary = results::RunTotals{summary_.calls, summary_.failed, summary_.flagged};
   save();
 }
 

@@ -71,32 +71,30 @@ void BlockMemory::at_end() {
 }
 
 void BlockMemory::write(results::BlockInfo& info, const std::filesystem::path& log_path) const {
-  nlohmann::json& block = info.detail;
+  results::ServerMemory& block = info.memory;
   std::vector<std::string>& notes = info.memory_notes;
   notes.insert(notes.end(), notes_.begin(), notes_.end());
-  if (after_load_) {
-    block["memory_after_load"] = *after_load_;
-  } else {
+  block.after_load = after_load_;
+  if (!after_load_) {
     notes.emplace_back("the server process was gone when memory after load was read");
   }
   if (after_longest_) {
-    block["memory_after_longest_prompt"] = *after_longest_;
-    block["memory_after_longest_prompt"]["prompt_tokens"] = longest_prompt_tokens_;
+    block.after_longest_prompt = after_longest_;
+    block.longest_prompt_tokens = longest_prompt_tokens_;
   }
   if (at_end_) {
-    block["memory_at_end"] = *at_end_;
-    block["peak_rss_bytes"] = at_end_->peak_rss_bytes;
+    block.at_end = at_end_;
+    block.peak_rss_bytes = at_end_->peak_rss_bytes;
   }
   if (gpu_present_) {
-    block["gpu_memory_after_load_bytes"] =
-        gpu_after_load_ ? nlohmann::json(*gpu_after_load_) : nlohmann::json(nullptr);
-    block["gpu_memory_at_end_bytes"] =
-        gpu_at_end_ ? nlohmann::json(*gpu_at_end_) : nlohmann::json(nullptr);
+    block.gpu_read = true;
+    block.gpu_after_load_bytes = gpu_after_load_;
+    block.gpu_at_end_bytes = gpu_at_end_;
   }
   const kv::ServerLogMemory logged = kv::parse_server_log(read_text(log_path));
-  block["server_log_memory"] = logged;
+  block.server_log = logged;
   if (const auto kv_bytes = kv::logged_kv_bytes(logged)) {
-    block["kv_bytes_logged"] = *kv_bytes;
+    block.kv_bytes_logged = *kv_bytes;
   } else {
     notes.push_back(
         fmt::format("the server's log ({}) has no KV cache size lines (they need -lv 4 on "

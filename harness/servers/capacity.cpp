@@ -69,15 +69,16 @@ json block_facts(const results::RunManifest& run) {
   if (b.slots) {
     out["slots"] = *b.slots;
   }
+  const json written = b;
   for (const char* key : {"slot_ctx", "num_parallel", "kv_bytes_logged", "peak_rss_bytes",
                           "memory_after_load", "gpu_memory_at_end_bytes", "server_queue"}) {
-    if (b.has(key)) {
-      out[key] = b.detail[key];
+    if (written.contains(key)) {
+      out[key] = written[key];
     }
   }
   // Ollama: the memory of the runner /api/ps reports after the load.
-  if (const json size = b.object("memory").value("size_bytes", json()); size.is_number()) {
-    out["ps_size_bytes"] = size;
+  if (b.api_ps_after_load && b.api_ps_after_load->size_bytes) {
+    out["ps_size_bytes"] = *b.api_ps_after_load->size_bytes;
   }
   return out;
 }
@@ -95,11 +96,11 @@ LevelRun run_level(const CapacityRequest& request, int level, const fs::path& di
                     level, dir.string()));
   }
   const results::LoadedRun loaded = results::load_run(summary.run_dir);
-  json stats = load::block_stats(loaded.calls);
+  const results::ConcurrencyStats stats = load::block_stats(loaded.calls);
   LevelRun out;
-  out.measured.not_ok = stats.value("calls", 0) - stats.value("ok", 0);
-  if (stats.contains("ttft_ms") && stats["ttft_ms"].is_object()) {
-    out.measured.ttft_p90_ms = stats["ttft_ms"]["p90"].get<double>();
+  out.measured.not_ok = stats.calls - stats.ok;
+  if (stats.ttft_ms) {
+    out.measured.ttft_p90_ms = stats.ttft_ms->p90;
   }
   for (const auto& c : loaded.calls) {
     if (c.kind == CallKind::timed && c.ok() && c.client.ttft_ms) {

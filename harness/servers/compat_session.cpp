@@ -95,8 +95,8 @@ class CompatBlock final : public run::BlockServer {
   bool restart(results::ServerRestart&) override { return false; }
   void after_call(const plan::PlannedCall&) override {}
   void close(results::BlockInfo& info) override {
-    info.detail["server_counters"] = {
-        {"at_start", at_start_}, {"at_end", backend::scrape_metrics(transport_, root_, headers_)}};
+    info.server_counters =
+        results::ServerCounters{at_start_, backend::scrape_metrics(transport_, root_, headers_)};
   }
 
  private:
@@ -104,7 +104,7 @@ class CompatBlock final : public run::BlockServer {
   http::Transport& transport_;
   std::string root_;
   std::vector<std::pair<std::string, std::string>> headers_;
-  nlohmann::json at_start_;
+  results::MetricsScrape at_start_;
 };
 
 }  // namespace
@@ -159,7 +159,7 @@ std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
   auto be = make_call_backend(s_.server, transport_, s_.server.url, api_key_, false, llama_server_,
                               tokenize_endpoint_);
   info.url = s_.server.url;
-  info.detail["described"] = be->describe();
+  info.other["described"] = be->describe();
   if (auto* openai = dynamic_cast<backend::OpenAiBackend*>(be.get());
       openai && !llama_server_ && !tokenize_endpoint_) {
     if (calibration_) {
@@ -168,7 +168,7 @@ std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
       calibration_ = openai->calibrate(
           calibration_probes(run_id_, s_.seed, static_cast<std::size_t>(block.config.num_ctx) / 2));
     }
-    info.detail["calibration"] = calibration_->to_json();
+    info.other["calibration"] = calibration_->to_json();
   }
   return std::make_unique<CompatBlock>(std::move(be), transport_, backend::root_of(s_.server.url),
                                        api_headers(s_.server.kind, api_key_));

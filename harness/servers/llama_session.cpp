@@ -60,15 +60,15 @@ class LlamaBlock final : public run::BlockServer {
       url = managed_->url();
       info.argv = managed_->argv();
       info.pid = managed_->pid();
-      info.detail["prompt_cache"] = servers::prompt_cache_settings(info.argv);
+      info.prompt_cache = servers::prompt_cache_settings(info.argv);
       if (managed_->port_retries() > 0) {
-        info.detail["port_retries"] = managed_->port_retries();
+        info.port_retries = managed_->port_retries();
       }
     }
     info.url = url;
     backend_ = make_call_backend(target.spec, transport_, url, target.api_key,
                                  target.spec.managed(), true);
-    info.detail["props"] = backend::LlamaServerBackend(transport_, url, target.api_key).describe();
+    info.other["props"] = backend::LlamaServerBackend(transport_, url, target.api_key).describe();
     if (managed_) {
       memory_.emplace(managed_->pid(), longest_prompt_tokens(block));
       std::string note;
@@ -79,7 +79,7 @@ class LlamaBlock final : public run::BlockServer {
       memory_->after_load();
     }
     if (s.concurrency.active()) {
-      info.detail["slot_ctx"] = slot_ctx_from(info.detail["props"]);
+      info.slot_ctx = slot_ctx_from(info.other["props"]);
     }
     // The server's own counters from here to close(): after the warm-up, before the first call.
     url_ = url;
@@ -161,10 +161,9 @@ class LlamaBlock final : public run::BlockServer {
     }
     // A restart starts the counters again: they no longer span the block.
     if (deaths_ == 0) {
-      info.detail["server_counters"] = {
-          {"at_start", counters_at_start_},
-          {"at_end",
-           backend::scrape_metrics(transport_, url_, backend::bearer_header(target_.api_key))}};
+      info.server_counters = results::ServerCounters{
+          counters_at_start_,
+          backend::scrape_metrics(transport_, url_, backend::bearer_header(target_.api_key))};
     }
     if (!managed_) {
       return;
@@ -189,7 +188,7 @@ class LlamaBlock final : public run::BlockServer {
   std::vector<int> slot_ids_;  // what the warm-up left in slot 0
   int deaths_ = 0;
   std::string url_;
-  nlohmann::json counters_at_start_;
+  results::MetricsScrape counters_at_start_;
 };
 
 }  // namespace

@@ -41,7 +41,7 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
   return argv;
 }
 
-nlohmann::json prompt_cache_settings(const std::vector<std::string>& argv) {
+results::PromptCacheSettings prompt_cache_settings(const std::vector<std::string>& argv) {
   // The last occurrence wins, as in llama-server's own parsing: server.args may override.
   const auto last = [&](std::initializer_list<const char*> flags) -> std::optional<std::string> {
     std::optional<std::string> v;
@@ -54,20 +54,17 @@ nlohmann::json prompt_cache_settings(const std::vector<std::string>& argv) {
     }
     return v;
   };
-  nlohmann::json j = nlohmann::json::object();
-  const auto number = [](const std::optional<std::string>& s) -> nlohmann::json {
+  const auto number = [](const std::optional<std::string>& s) -> results::FlagValue {
     if (!s) {
-      return nullptr;
+      return std::monostate{};
     }
     try {
-      return std::stol(*s);
+      return static_cast<long long>(std::stol(*s));
     } catch (const std::exception&) {
       return *s;
     }
   };
-  j["cache_reuse"] = number(last({"--cache-reuse"}));
-  j["cache_ram_mib"] = number(last({"--cache-ram", "-cram"}));
-  return j;
+  return {number(last({"--cache-reuse"})), number(last({"--cache-ram", "-cram"}))};
 }
 
 std::string log_tail(const std::filesystem::path& path, std::size_t max_lines) {

@@ -14,6 +14,7 @@
 
 #include "harness/http/transport.h"
 #include "harness/process/child.h"
+#include "harness/results/block_facts.h"
 
 namespace kvbench::servers {
 
@@ -40,7 +41,7 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& launch, int 
 
 // The prompt-cache settings an argv gives a llama-server: {"cache_reuse": N, "cache_ram_mib": M}
 // (the last occurrence of each flag; null when absent).
-nlohmann::json prompt_cache_settings(const std::vector<std::string>& argv);
+results::PromptCacheSettings prompt_cache_settings(const std::vector<std::string>& argv);
 
 // Any server process as ManagedServer starts it (llama-server, ollama serve).
 struct ProcessLaunch {

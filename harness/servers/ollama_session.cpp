@@ -80,9 +80,9 @@ std::unique_ptr<servers::ManagedServer> OllamaSession::start_server(const std::s
     env[k] = v;
   }
   info.argv = launch.argv;
-  info.detail["env"] = env;
+  info.other["env"] = env;
   if (server->port_retries() > 0) {
-    info.detail["port_retries"] = server->port_retries();
+    info.port_retries = server->port_retries();
   }
   info.pid = server->pid();
   return server;
@@ -235,41 +235,50 @@ void OllamaSession::check(json& server, json& model) {
   fs::remove(log, ec);
 }
 
-void OllamaSession::record_ps(backend::OllamaBackend& be, json& into) {
+results::ApiPsMemory OllamaSession::record_ps(backend::OllamaBackend& be) {
+  results::ApiPsMemory out;
   const auto ps = be.ps();
   if (!ps.ok()) {
-    into["error"] = ps.error;
-    return;
+    out.error = ps.error;
+    return out;
   }
   const auto entry = backend::find_ps_entry(ps.body, s_.server.model);
   if (!entry) {
-    into["error"] = "the model is not in GET /api/ps";
-    return;
+    out.error = "the model is not in GET /api/ps";
+    return out;
   }
-  into["ps"] = *entry;
-  for (const auto& [from, to] :
-       {std::pair{"size", "size_bytes"}, std::pair{"size_vram", "size_vram_bytes"},
-        std::pair{"context_length", "context_length"}}) {
-    if (entry->contains(from) && (*entry)[from].is_number()) {
-      into[to] = (*entry)[from];
-    }
+  out.ps = *entry;
+  const auto number = [&](const char* key) -> const json* {
+    const auto it = entry->find(key);
+    return it != entry->end() && it->is_number() ? &*it : nullptr;
+  };
+  if (const json* v = number("size")) {
+    out.size_bytes = v->get<std::uint64_t>();
   }
+  if (const json* v = number("size_vram")) {
+    out.size_vram_bytes = v->get<std::uint64_t>();
+  }
+  if (const json* v = number("context_length")) {
+    out.context_length = v->get<std::int64_t>();
+  }
+  return out;
 }
 
 void OllamaSession::record_concurrency(results::BlockInfo& block) const {
   if (!s_.concurrency.active()) {
     return;
   }
-  json& info = block.detail;
+  json& info = block.other;
   if (!s_.server.managed()) {
-    info["num_parallel"] = nullptr;
+    block.num_parallel = std::nullopt;
+    block.num_parallel_unknown = true;
     info["num_parallel_note"] =
         "attached: the server's OLLAMA_NUM_PARALLEL is unknown to kvbench; server_queue shows "
         "whether calls waited for a slot";
   }
-  const json& memory = info["memory"];
-  if (memory.contains("context_length")) {
-    info["slot_ctx"] = memory["context_length"];  // Ollama's context_length is per slot
+  if (block.api_ps_after_load && block.api_ps_after_load->context_length) {
+    // Ollama's context_length is per slot
+    block.slot_ctx = static_cast<int>(*block.api_ps_after_load->context_length);
   }
   info["reuse_prediction"] =
       "none: Ollama picks the slot of each call itself (no id_slot), so what a call could reuse "
@@ -278,12 +287,12 @@ void OllamaSession::record_concurrency(results::BlockInfo& block) const {
 
 backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
                                                   results::BlockInfo& block_info) {
-  json& info = block_info.detail;
+  json& info = block_info.other;
   std::string url = s_.server.url;
   if (s_.server.managed()) {
     managed_ = start_server(block.config.cache_type, block.config.slots,
                             run_dir / fmt::format("server-block{}.log", block.index), block_info);
-    info["num_parallel"] = block.config.slots;
+    block_info.num_parallel = block.config.slots;
     url = managed_->url();
   }
   block_info.url = url;
@@ -298,14 +307,11 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
   if (load.body.contains("load_duration") && load.body["load_duration"].is_number()) {
     info["load_ms"] = load.body["load_duration"].get<double>() / 1e6;
   }
-  json memory = json::object();
-  record_ps(*backend_, memory);
+  results::ApiPsMemory memory = record_ps(*backend_);
   if (managed_) {
-    if (auto m = measure::read_tree_memory(managed_->pid())) {
-      memory["process_after_load"] = *m;
-    }
+    memory.process = measure::read_tree_memory(managed_->pid());
   }
-  info["memory"] = memory;
+  block_info.api_ps_after_load = memory;
   record_concurrency(block_info);
   if (calibration_) {
     backend_->set_calibration(*calibration_);
@@ -355,16 +361,13 @@ std::vector<backend::Answer> OllamaSession::answers_on_second_start(
 }
 
 void OllamaSession::close_block(results::BlockInfo& block_info) {
-  json& info = block_info.detail;
+  json& info = block_info.other;
   if (backend_) {
-    json end = json::object();
-    record_ps(*backend_, end);
+    results::ApiPsMemory end = record_ps(*backend_);
     if (managed_) {
-      if (auto m = measure::read_tree_memory(managed_->pid())) {
-        end["process"] = *m;
-      }
+      end.process = measure::read_tree_memory(managed_->pid());
     }
-    info["memory_at_end"] = end;
+    block_info.api_ps_at_end = end;
     if (backend_->calibration()) {
       calibration_ = backend_->calibration();  // refined by the block's calls
       info["calibration_at_end"] = {{"intercept_tokens", calibration_->intercept},

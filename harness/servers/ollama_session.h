@@ -85,7 +85,7 @@ class OllamaSession final : public run::ServerSession {
   void record_concurrency(results::BlockInfo& info) const;
   void check(nlohmann::json& server, nlohmann::json& model);
   void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
-  void record_ps(backend::OllamaBackend& be, nlohmann::json& into);
+  results::ApiPsMemory record_ps(backend::OllamaBackend& be);
 
   const scenario::Scenario& s_;
   http::Transport& transport_;

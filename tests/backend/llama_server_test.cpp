@@ -198,13 +198,13 @@ TEST(LlamaServerStream, PromptProgressChunksAreNotTokens) {
 TEST(ManagedServer, PromptCacheSettingsAreTheLastOfEachFlag) {
   LlamaServerLaunch l;
   l.binary = "llama-server";
-  EXPECT_EQ(prompt_cache_settings(llama_server_argv(l, 1)),
+  EXPECT_EQ(nlohmann::json(prompt_cache_settings(llama_server_argv(l, 1))),
             nlohmann::json({{"cache_reuse", 0}, {"cache_ram_mib", 8192}}));
   l.extra_args = {"--cache-reuse", "256", "-cram", "0"};
-  EXPECT_EQ(prompt_cache_settings(llama_server_argv(l, 1)),
+  EXPECT_EQ(nlohmann::json(prompt_cache_settings(llama_server_argv(l, 1))),
             nlohmann::json({{"cache_reuse", 256}, {"cache_ram_mib", 0}}))
       << "server.args override the pinned values";
-  EXPECT_EQ(prompt_cache_settings({"llama-server"}),
+  EXPECT_EQ(nlohmann::json(prompt_cache_settings({"llama-server"})),
             nlohmann::json({{"cache_reuse", nullptr}, {"cache_ram_mib", nullptr}}));
 }
 

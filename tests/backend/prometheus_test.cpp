@@ -30,7 +30,7 @@ TEST(ScrapeMetrics, ErrorsAreData) {
   test_support::ScriptedTransport t;
   t.fetch_body = "llamacpp:prompt_tokens_total 5\n";
   const auto ok = scrape_metrics(t, "http://h", {{"Authorization", "Bearer k"}});
-  EXPECT_EQ(ok["samples"]["llamacpp:prompt_tokens_total"], 5.0);
+  EXPECT_EQ(ok.samples.at("llamacpp:prompt_tokens_total"), 5.0);
   EXPECT_EQ(t.last.url, "http://h/metrics");
   EXPECT_EQ(t.last.method, "GET");
   ASSERT_EQ(t.last.headers.size(), 1U);

@@ -46,7 +46,7 @@ TEST(BlockStats, AddsUpThroughputOverTheSpanAndCountsRefusals) {
   CallRecord warm = call(0.0, 100, {10, 20}, 1);
   warm.kind = kvbench::CallKind::warmup;
   rs.push_back(warm);
-  const auto s = block_stats(rs);
+  const nlohmann::json s = block_stats(rs);
   EXPECT_EQ(s["calls"], 3);
   EXPECT_EQ(s["ok"], 2);
   EXPECT_EQ(s["refused"], 1);

@@ -40,7 +40,7 @@ TEST(ServerQueue, TwoSlotsFourCallsTwoWaitedAWholeCall) {
   refused.http_status = 503;
   refused.client.e2e_ms = 1;
   rs.push_back(refused);
-  const auto q = server_queue(rs);
+  const nlohmann::json q = server_queue(rs);
   EXPECT_EQ(q["calls"], 4);
   EXPECT_DOUBLE_EQ(q["service_ms_p50"].get<double>(), 100.0);
   EXPECT_EQ(q["waited"], 2);
@@ -55,7 +55,7 @@ TEST(ServerQueue, TwoSlotsFourCallsTwoWaitedAWholeCall) {
 TEST(ServerQueue, CallsServedTogetherWaitedForNothing) {
   const std::vector<CallRecord> rs = {queued_call(0.0, 103, 1), queued_call(0.0, 104, 2),
                                       queued_call(0.0, 102, 3)};
-  const auto q = server_queue(rs);
+  const nlohmann::json q = server_queue(rs);
   EXPECT_EQ(q["waited"], 0);
   EXPECT_FALSE(q.contains("waited_ms"));
   EXPECT_EQ(q["served_at_once"], 3);
@@ -66,7 +66,7 @@ TEST(ServerQueue, CallsServedTogetherWaitedForNothing) {
 TEST(ServerQueue, WarmUpCallsHoldASlotButAreNotCounted) {
   std::vector<CallRecord> rs = {queued_call(0.0, 101, 1), queued_call(0.0, 102, 2)};
   rs[0].kind = kvbench::CallKind::warmup;
-  const auto q = server_queue(rs);
+  const nlohmann::json q = server_queue(rs);
   EXPECT_EQ(q["calls"], 1);
   EXPECT_EQ(q["served_at_once"], 2);
 }
@@ -75,9 +75,9 @@ TEST(ServerQueue, WithoutServerDurationsOnlyCountsTheCalls) {
   CallRecord r;
   r.kind = kvbench::CallKind::timed;
   r.client.e2e_ms = 50;
-  const auto q = server_queue({r, r});
+  const nlohmann::json q = server_queue({r, r});
   EXPECT_EQ(q, nlohmann::json({{"calls", 2}}));
-  EXPECT_EQ(server_queue({}), nlohmann::json({{"calls", 0}}));
+  EXPECT_EQ(nlohmann::json(server_queue({})), nlohmann::json({{"calls", 0}}));
 }
 
 }  // namespace

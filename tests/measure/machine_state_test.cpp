@@ -41,7 +41,7 @@ TEST(MachineState, BlockStateGivesStealAndWarnings) {
   start.cpu_times = CpuTimes{1000, 1000, 0};
   MachineState end = start;
   end.cpu_times = CpuTimes{1600, 1300, 100};
-  const auto j = block_machine_state(start, end, 2);
+  const nlohmann::json j = block_machine_state(start, end, 2);
   EXPECT_DOUBLE_EQ(j["steal_share"].get<double>(), 0.1);
   EXPECT_DOUBLE_EQ(j["busy_share"].get<double>(), 0.6);
   ASSERT_EQ(j["warnings"].size(), 2U) << j.dump();
@@ -50,18 +50,18 @@ TEST(MachineState, BlockStateGivesStealAndWarnings) {
   MachineState quiet;
   quiet.governor = "performance";
   quiet.load_average = std::array<double, 3>{0.2, 0.1, 0.1};
-  EXPECT_TRUE(block_machine_state(quiet, quiet, 2)["warnings"].empty());
-  EXPECT_FALSE(block_machine_state(quiet, quiet, 2).contains("steal_share"));
+  EXPECT_TRUE(nlohmann::json(block_machine_state(quiet, quiet, 2))["warnings"].empty());
+  EXPECT_FALSE(nlohmann::json(block_machine_state(quiet, quiet, 2)).contains("steal_share"));
 }
 
 TEST(MachineState, PowersaveWarnsOnlyWhereItLowersTheClock) {
   MachineState m;
   m.governor = "powersave";
   m.driver = "acpi-cpufreq";  // the classic powersave: the lowest frequency
-  EXPECT_EQ(block_machine_state(m, m, 2)["warnings"].size(), 1U);
+  EXPECT_EQ(nlohmann::json(block_machine_state(m, m, 2))["warnings"].size(), 1U);
   for (const char* pstate : {"intel_pstate", "amd-pstate-epp", "amd-pstate"}) {
     m.driver = pstate;  // their default powersave still follows the load
-    EXPECT_TRUE(block_machine_state(m, m, 2)["warnings"].empty()) << pstate;
+    EXPECT_TRUE(nlohmann::json(block_machine_state(m, m, 2))["warnings"].empty()) << pstate;
   }
   EXPECT_EQ(nlohmann::json(m)["driver"], "amd-pstate");
 }

@@ -55,15 +55,17 @@ TEST(Manifest, TypedFieldsOfARecordedRun) {
   EXPECT_TRUE(b.pid.has_value());
   ASSERT_FALSE(b.argv.empty());
   EXPECT_TRUE(b.argv.front().ends_with("llama-server"));
-  // What only llama-server records stays in detail, not among the common fields.
-  EXPECT_TRUE(b.has("props"));
-  EXPECT_TRUE(b.has("kv_bytes_logged"));
-  EXPECT_FALSE(b.detail.contains("index"));
-  EXPECT_FALSE(b.detail.contains("url"));
-  EXPECT_GT(b.get<std::uint64_t>("kv_bytes_logged", 0), 0U);
-  EXPECT_EQ(b.get<std::string>("kv_bytes_logged", "wrong type"), "wrong type");
-  EXPECT_TRUE(b.object("memory_after_load").contains("rss_bytes"));
-  EXPECT_TRUE(b.object("no such field").empty());
+  // What the server answered stays as it came; what kvbench measured is typed.
+  EXPECT_TRUE(b.other.contains("props"));
+  EXPECT_FALSE(b.other.contains("kv_bytes_logged"));
+  EXPECT_FALSE(b.other.contains("index"));
+  EXPECT_FALSE(b.other.contains("url"));
+  EXPECT_GT(b.memory.kv_bytes_logged.value_or(0), 0U);
+  ASSERT_TRUE(b.memory.after_load.has_value());
+  EXPECT_GT(b.memory.after_load->rss_bytes, 0U);
+  EXPECT_EQ(b.memory.longest_prompt_tokens.has_value(), b.memory.after_longest_prompt.has_value());
+  ASSERT_TRUE(b.memory.server_log.has_value());
+  EXPECT_FALSE(b.memory.server_log->kv.empty());
   const auto shape = m.shape();
   ASSERT_TRUE(shape.has_value());
   EXPECT_GT(shape->n_layer, 0U);
@@ -105,7 +107,7 @@ TEST(Manifest, BlockFieldsRoundTrip) {
   b.argv = {"llama-server", "-c", "2048"};
   b.pid = 4242;
   b.memory_notes = {"no KV lines"};
-  b.detail["props"] = {{"build_info", "b1"}};
+  b.other["props"] = {{"build_info", "b1"}};
   const json j = b;
   EXPECT_EQ(j["restarts"][1], json::parse(R"({"after_seq": 9, "exit": "exit code 1",
                                                "error": "port in use", "gave_up": true})"));
@@ -115,7 +117,106 @@ TEST(Manifest, BlockFieldsRoundTrip) {
   EXPECT_EQ(back.slots, 4);
   EXPECT_EQ(back.restarts.size(), 2U);
   EXPECT_TRUE(back.restarts[1].gave_up);
-  EXPECT_EQ(back.detail, json({{"props", {{"build_info", "b1"}}}}));
+  EXPECT_EQ(back.other, json({{"props", {{"build_info", "b1"}}}}));
+}
+
+// Every run recorded in the tests' data (each workload, concurrency, variants, precision, the
+// lesson's runs) reads into the typed manifest and block facts and writes back byte for byte
+// (a version 1 file gains its version and the layout's name).
+TEST(Manifest, EveryRecordedRunWritesBackByteForByte) {
+  int blocks = 0;
+  int typed = 0;
+  for (const auto& e : fs::recursive_directory_iterator(KVBENCH_TEST_DATA)) {
+    if (e.path().filename() != "run.json") {
+      continue;
+    }
+    SCOPED_TRACE(e.path().string());
+    const json original = read_json(e.path());
+    json expected = original;
+    expected["manifest_version"] = original.value("manifest_version", 1);
+    expected["schema"] = "kvbench.run";
+    const RunManifest m = manifest_from_json(original, e.path().string());
+    EXPECT_EQ(json(m).dump(), expected.dump());
+    EXPECT_FALSE(m.other.contains("precision"));
+    for (const auto& block : original.value("blocks", json::array())) {
+      const auto b = block.get<BlockInfo>();
+      EXPECT_EQ(json(b).dump(), block.dump());
+      ++blocks;
+      typed += b.memory.after_load && b.server_counters && b.prompt_cache ? 1 : 0;
+      EXPECT_FALSE(b.other.contains("memory_after_load"));
+      EXPECT_FALSE(b.other.contains("server_counters"));
+      EXPECT_FALSE(b.other.contains("machine_state"));
+      EXPECT_FALSE(b.other.contains("concurrency"));
+    }
+  }
+  EXPECT_GE(blocks, 30);
+  EXPECT_GE(typed, 10);
+  const RunManifest precise = load_run(kRuns / "precision-tiny").run;
+  ASSERT_TRUE(precise.precision.has_value());
+  EXPECT_EQ(precise.precision->last.status, "budget spent");
+  EXPECT_EQ(precise.precision->checks.size(), precise.extended.size() + 1);
+  EXPECT_EQ(precise.extended.front().sets_before, 1);
+  ASSERT_FALSE(precise.resumed.empty());
+  EXPECT_EQ(precise.resumed.front().calls_recorded, 7U);
+  ASSERT_TRUE(precise.summary.has_value());
+  EXPECT_EQ(precise.summary->failed, 0);
+}
+
+// Ollama's memory (GET /api/ps after the load and at the end), a concurrent block's statistics
+// and an attached server's unknown slots: typed, and written back as read.
+TEST(Manifest, OllamaAndConcurrencyFactsAreTypedAndWriteBack) {
+  const json block = json::parse(R"({
+    "index": 0, "replica": 0, "num_ctx": 2048, "cache_type": "q8_0", "slots": 2,
+    "memory": {"ps": {"name": "m", "size": 5000}, "size_bytes": 5000, "context_length": 1024,
+               "process_after_load": {"process_count": 1, "pids": [7], "rss_bytes": 10,
+                                      "peak_rss_bytes": 11, "virtual_bytes": 12,
+                                      "swap_bytes": 0}},
+    "memory_at_end": {"error": "the model is not in GET /api/ps"},
+    "num_parallel": null, "num_parallel_note": "attached", "slot_ctx": 1024, "deferred": 3,
+    "concurrency": {"calls": 4, "ok": 3, "refused": 1, "failed": 0, "span_s": 1.5,
+                    "max_in_flight": 2, "prompt_tok_per_s": 100.0, "decode_tok_per_s": 20.0,
+                    "ttft_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "n": 3}},
+    "server_queue": {"calls": 3, "service_ms_p50": 4.0, "waited": 1, "max_in_flight": 2,
+                     "served_at_once": 1, "load_duration_reported": 0,
+                     "wait_ms": {"p50": 1.0, "p90": 2.0, "p99": 3.0, "n": 3}},
+    "server_counters": {"at_start": {"error": "HTTP 501: no metrics"},
+                        "at_end": {"samples": {"vllm:prefix_cache_hits_total": 12.0}}}
+  })");
+  const auto b = block.get<BlockInfo>();
+  EXPECT_EQ(json(b).dump(), block.dump());
+  ASSERT_TRUE(b.api_ps_after_load && b.api_ps_after_load->process);
+  EXPECT_EQ(b.api_ps_after_load->size_bytes, 5000U);
+  EXPECT_EQ(b.api_ps_after_load->process->rss_bytes, 10U);
+  ASSERT_TRUE(b.api_ps_at_end.has_value());
+  EXPECT_FALSE(b.memory.at_end.has_value()) << "Ollama's memory_at_end is not a process tree";
+  EXPECT_TRUE(b.num_parallel_unknown);
+  EXPECT_EQ(b.deferred, 3);
+  ASSERT_TRUE(b.concurrency && b.concurrency->ttft_ms);
+  EXPECT_EQ(b.concurrency->ttft_ms->n, 3U);
+  EXPECT_FALSE(b.concurrency->itl_ms.has_value());
+  ASSERT_TRUE(b.server_queue && b.server_queue->waits);
+  EXPECT_EQ(b.server_queue->waits->waited, 1U);
+  ASSERT_TRUE(b.server_counters.has_value());
+  EXPECT_TRUE(b.server_counters->at_start.error.has_value());
+  EXPECT_EQ(b.server_counters->at_end.samples.at("vllm:prefix_cache_hits_total"), 12.0);
+  EXPECT_EQ(b.other, json({{"num_parallel_note", "attached"}}));
+}
+
+// A known key whose value has another type (a hand-edited file) is kept as read.
+TEST(Manifest, AFactOfAnotherTypeIsKeptAsRead) {
+  const json block = {{"index", 0},
+                      {"replica", 0},
+                      {"num_ctx", 512},
+                      {"cache_type", "f16"},
+                      {"concurrency", "n/a"},
+                      {"kv_bytes_logged", "unknown"},
+                      {"server_counters", {{"at_end", {{"samples", {{"m", "text"}}}}}}}};
+  const auto b = block.get<BlockInfo>();
+  EXPECT_FALSE(b.concurrency.has_value());
+  EXPECT_FALSE(b.memory.kv_bytes_logged.has_value());
+  EXPECT_FALSE(b.server_counters.has_value());
+  EXPECT_EQ(b.other.size(), 3U);
+  EXPECT_EQ(json(b), block);
 }
 
 TEST(Manifest, FieldsOfANewerLayoutAreKeptAsRead) {
@@ -175,7 +276,7 @@ TEST(Manifest, AnExtendedRunKeepsTheHashOfTheScenarioItWasStartedWith) {
   EXPECT_EQ(m.scenario_hash.rfind("fnv1a64:", 0), 0U);
   // Two extensions: block_repeats 1 -> 3 -> 5; the first says how many sets there were.
   m.scenario["block_repeats"] = 5;
-  m.extended = json::array({{{"sets", 2}, {"sets_before", 1}}, {{"sets", 2}, {"sets_before", 3}}});
+  m.extended = {{"", 2, 1, 0, 0}, {"", 2, 3, 0, 0}};
   EXPECT_NE(scenario_hash(m.scenario), m.scenario_hash);
   EXPECT_EQ(first_scenario_hash(m), m.scenario_hash);
   m.scenario["seed"] = 10;  // any other change is a changed file

@@ -249,7 +249,7 @@ class FakeBlock final : public run::BlockServer {
   }
   void after_call(const plan::PlannedCall&) override {}
   void close(results::BlockInfo& info) override {
-    info.detail["fake_closed"] = true;
+    info.other["fake_closed"] = true;
     ++script_.closed;
   }
 

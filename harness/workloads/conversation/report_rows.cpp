@@ -200,14 +200,14 @@ void add_answers(const results::RunManifest& run, Tally& tl, ConversationReport&
         continue;
       }
       a.slot_cells = b.num_ctx;
-      const double bytes = b.get<double>("kv_bytes_logged", 0.0);
+      const auto bytes = static_cast<double>(b.memory.kv_bytes_logged.value_or(0));
       const int cells = b.num_ctx * b.slots.value_or(out.slots);
       if (bytes > 0 && cells > 0) {
         a.kv_bytes_per_token = bytes / cells;
       }
-      const json pc = b.object("prompt_cache");
-      if (pc.contains("cache_ram_mib") && pc["cache_ram_mib"].is_number_integer()) {
-        a.cache_ram_mib = pc["cache_ram_mib"].get<int>();
+      if (const auto* mib =
+              b.prompt_cache ? std::get_if<long long>(&b.prompt_cache->cache_ram_mib) : nullptr) {
+        a.cache_ram_mib = static_cast<int>(*mib);
       }
       break;
     }

@@ -1,0 +1,24 @@
+#pragma once
+// Optional fields of run.json's typed parts: read as absent when missing or null, written only
+// when present.
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace kvbench::results {
+
+template <typename T>
+std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && !it->is_null() ? std::optional<T>(it->get<T>()) : std::nullopt;
+}
+
+template <typename T>
+void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) {
+    j[key] = *v;
+  }
+}
+
+}  // namespace kvbench::results
