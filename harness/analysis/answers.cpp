@@ -96,30 +96,21 @@ struct Answered {
   bool ok = false;
 };
 
-Answered answered_from(const json& line) {
+Answered answered_from(const results::AnswerRecord& line) {
   Answered a;
-  if (!line.contains("error") && line.contains("text") && line["text"].is_string()) {
-    a.text_only = true;
-    a.text = line["text"].get<std::string>();
-    a.ok = true;
+  if (line.error) {
     return a;
-  }
-  if (line.contains("error") || !line.contains("ids") || !line["ids"].is_array()) {
-    return a;
-  }
-  for (const auto& id : line["ids"]) {
-    a.ids.push_back(id.is_number_integer() ? id.get<int>() : -1);
-  }
-  for (const auto& position : line.value("top", json::array())) {
-    TopList t;
-    for (const auto& e : position) {
-      if (e.is_array() && e.size() == 2 && e[0].is_number_integer() && e[1].is_number()) {
-        t.emplace_back(e[0].get<int>(), e[1].get<double>());
-      }
-    }
-    a.top.push_back(std::move(t));
   }
   a.ok = true;
+  if (line.text) {
+    a.text_only = true;
+    a.text = *line.text;
+    return a;
+  }
+  a.ids = line.ids;
+  for (const auto& position : line.top) {
+    a.top.emplace_back(position.begin(), position.end());
+  }
   return a;
 }
 
@@ -263,21 +254,16 @@ json agreement_json(const TypeAgreement& t) {
 
 }  // namespace
 
-AnswersReport analyze_answers(const std::vector<json>& lines, const std::string& reference) {
+AnswersReport analyze_answers(const std::vector<results::AnswerRecord>& lines,
+                              const std::string& reference) {
   AnswersReport out;
   out.reference = reference;
   std::map<Group, std::map<std::string, std::map<int, ByPrompt>>> groups;
   std::set<int> prompts;
   for (const auto& line : lines) {
-    if (!line.is_object() || !line.contains("prompt") || !line["prompt"].is_number_integer()) {
-      continue;
-    }
-    const Group g{line.value("num_ctx", 0), line.value("variant", std::string()),
-                  line.value("replica", 0)};
-    const int prompt = line["prompt"].get<int>();
-    prompts.insert(prompt);
-    groups[g][line.value("cache_type", std::string())][line.value("start", 1)][prompt] =
-        answered_from(line);
+    const Group g{line.num_ctx, line.variant, line.replica};
+    prompts.insert(line.prompt);
+    groups[g][line.cache_type][line.start][line.prompt] = answered_from(line);
   }
   out.present = !groups.empty();
   out.prompts = static_cast<int>(prompts.size());

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/results/answer_record.h"
+
 namespace kvbench::analysis {
 
 // One position's most likely tokens: (id, log-probability), most likely first.
@@ -68,10 +70,9 @@ struct AnswersReport {
   nlohmann::json to_json() const;
 };
 
-// Lines of answers.jsonl ({"block", "replica", "start", "cache_type", "num_ctx", "variant",
-// "prompt", "ids", "top"} or an "error"); a later line for the same block, start and prompt
-// wins (a resumed block). Blocks of one (num_ctx, variant, replica) are compared.
-AnswersReport analyze_answers(const std::vector<nlohmann::json>& lines,
+// Lines of answers.jsonl (results/answer_record.h); a later line for the same block, start and
+// prompt wins (a resumed block). Blocks of one (num_ctx, variant, replica) are compared.
+AnswersReport analyze_answers(const std::vector<results::AnswerRecord>& lines,
                               const std::string& reference);
 
 }  // namespace kvbench::analysis

@@ -10,7 +10,7 @@ std::string baseline_variant(const results::RunManifest& run) {
 
 RunAnalysis analyze_run(results::RunManifest run, std::vector<CallRecord> calls,
                         std::vector<std::string> warnings,
-                        const std::vector<nlohmann::json>& answers) {
+                        const std::vector<results::AnswerRecord>& answers) {
   RunAnalysis r;
   r.run = std::move(run);
   r.calls = std::move(calls);

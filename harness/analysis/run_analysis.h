@@ -43,6 +43,6 @@ std::string baseline_variant(const results::RunManifest& run);
 // for the answers.
 RunAnalysis analyze_run(results::RunManifest run, std::vector<CallRecord> calls,
                         std::vector<std::string> warnings,
-                        const std::vector<nlohmann::json>& answers = {});
+                        const std::vector<results::AnswerRecord>& answers = {});
 
 }  // namespace kvbench::analysis

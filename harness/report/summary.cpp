@@ -51,7 +51,8 @@ std::vector<std::string> shortfalls(const RunReport& report) {
 }
 
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
-                       std::vector<std::string> warnings, const std::vector<json>& answers) {
+                       std::vector<std::string> warnings,
+                       const std::vector<results::AnswerRecord>& answers) {
   RunReport r{analysis::analyze_run(std::move(run), std::move(calls), std::move(warnings), answers),
               {}};
   r.conversation = conversation_report(r.run, r.calls);

@@ -32,7 +32,7 @@ struct RunReport : analysis::RunAnalysis {
 // Computes the report once: the run's analysis (analysis::analyze_run) and its conversations.
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings,
-                       const std::vector<nlohmann::json>& answers = {});
+                       const std::vector<results::AnswerRecord>& answers = {});
 
 // Why a finished run did not measure what it planned, one sentence each (empty: nothing to say):
 // a block whose server never started, failed timed calls above the validity limit (10 %), or no

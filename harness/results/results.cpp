@@ -188,12 +188,15 @@ LoadedRun load_run(const fs::path& run_dir) {
   std::ifstream aj(run_dir / "answers.jsonl");
   for (int n = 1; aj && std::getline(aj, line); ++n) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    try {
+      if (j.is_discarded() || !j.is_object()) {
+        throw Error("not a JSON object");
+      }
+      out.answers.push_back(j.get<AnswerRecord>());
+    } catch (const std::exception&) {
       out.warnings.push_back(
           fmt::format("answers.jsonl line {}: incomplete or malformed record skipped", n));
-      continue;
     }
-    out.answers.push_back(j);
   }
   return out;
 }

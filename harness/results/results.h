@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/results/answer_record.h"
 #include "harness/results/manifest.h"
 
 namespace kvbench::results {
@@ -52,8 +53,8 @@ bool cut_partial_last_line(const std::filesystem::path& path);
 struct LoadedRun {
   RunManifest run;  // run.json
   std::vector<CallRecord> calls;
-  std::vector<nlohmann::json> answers;  // answers.jsonl, where the scenario asked for answers
-  std::vector<std::string> warnings;    // e.g. a truncated last line
+  std::vector<AnswerRecord> answers;  // answers.jsonl, where the scenario asked for answers
+  std::vector<std::string> warnings;  // e.g. a truncated last line
 };
 
 // Reads a run folder. A truncated or malformed line is skipped with a warning; a missing

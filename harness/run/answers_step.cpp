@@ -15,30 +15,25 @@ namespace {
 
 // One line of answers.jsonl: where the answer came from, and its ids with their top-k, its text
 // (a kind without ids), or its error.
-json answer_line(const plan::Block& block, bool second_start, std::size_t prompt,
-                 const backend::Answer& a) {
-  json line = {{"block", block.index},
-               {"replica", block.replica},
-               {"start", second_start ? 2 : 1},
-               {"cache_type", block.config.cache_type},
-               {"num_ctx", block.config.num_ctx},
-               {"variant", block.config.variant},
-               {"prompt", prompt}};
+results::AnswerRecord answer_line(const plan::Block& block, bool second_start, std::size_t prompt,
+                                  const backend::Answer& a) {
+  results::AnswerRecord line;
+  line.block = block.index;
+  line.replica = block.replica;
+  line.start = second_start ? 2 : 1;
+  line.cache_type = block.config.cache_type;
+  line.num_ctx = block.config.num_ctx;
+  line.variant = block.config.variant;
+  line.prompt = static_cast<int>(prompt);
   if (!a.ok()) {
-    line["error"] = a.error;
+    line.error = a.error;
   } else if (a.text_only) {
-    line["text"] = a.text;
+    line.text = a.text;
   } else {
-    json top = json::array();
+    line.ids = a.ids;
     for (const auto& position : a.top) {
-      json entries = json::array();
-      for (const auto& [id, logprob] : position) {
-        entries.push_back({id, logprob});
-      }
-      top.push_back(std::move(entries));
+      line.top.emplace_back(position.begin(), position.end());
     }
-    line["ids"] = a.ids;
-    line["top"] = std::move(top);
   }
   return line;
 }

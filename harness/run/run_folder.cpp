@@ -86,7 +86,7 @@ void RunFolder::add_block(results::BlockInfo info) {
   save();
 }
 
-void RunFolder::write_answer(const json& line) {
+void RunFolder::write_answer(const results::AnswerRecord& line) {
   if (!answers_) {
     answers_ = std::make_unique<results::RecordWriter>(dir_ / "answers.jsonl");
   }

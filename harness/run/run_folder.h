@@ -56,7 +56,7 @@ class RunFolder final : public RecordSink {
   // A block ended: its facts join run.json, which is saved.
   void add_block(results::BlockInfo info);
   // Appends a line of answers.jsonl (the answers experiment), opened at first use.
-  void write_answer(const nlohmann::json& line);
+  void write_answer(const results::AnswerRecord& line);
   // The run ended, complete or not: its status and counts go into run.json.
   void close(bool complete);
 

@@ -68,18 +68,21 @@ TEST(AnswerAgreement, FirstDifferenceMarginAndDivergenceBeforeIt) {
   EXPECT_EQ(*shorter.first_diff, 2) << "a missing token is a difference";
 }
 
-json line(int block, int start, const std::string& type, int prompt, std::vector<int> ids) {
+// A line of answers.jsonl as kvbench writes it, read back typed.
+results::AnswerRecord line(int block, int start, const std::string& type, int prompt,
+                           std::vector<int> ids) {
   json top = json::array();
   for (const int id : ids) {
     top.push_back(json::array({json::array({id, lp(0.6)}), json::array({id + 1, lp(0.3)})}));
   }
-  return {{"block", block},     {"replica", 0},    {"start", start},
-          {"cache_type", type}, {"num_ctx", 1024}, {"variant", ""},
-          {"prompt", prompt},   {"ids", ids},      {"top", top}};
+  return json{{"block", block},     {"replica", 0},    {"start", start},
+              {"cache_type", type}, {"num_ctx", 1024}, {"variant", ""},
+              {"prompt", prompt},   {"ids", ids},      {"top", top}}
+      .get<results::AnswerRecord>();
 }
 
 TEST(AnswerAgreement, EachTypeAgainstTheReferenceWithTheControl) {
-  std::vector<json> lines = {
+  std::vector<results::AnswerRecord> lines = {
       line(0, 1, "f16", 0, {1, 2, 3, 4}),  line(0, 1, "f16", 1, {5, 6, 7, 8}),
       line(0, 2, "f16", 0, {1, 2, 3, 4}),  line(0, 2, "f16", 1, {5, 6, 7, 8}),
       line(1, 1, "q4_0", 0, {1, 2, 3, 4}), line(1, 1, "q4_0", 1, {5, 9, 9, 9}),
@@ -108,14 +111,16 @@ TEST(AnswerAgreement, EachTypeAgainstTheReferenceWithTheControl) {
   EXPECT_EQ(r.controls[0].identical_answers, 1);
 
   // A failed answer is missing, not a difference; a later line for the same call wins.
-  lines.push_back({{"block", 1},
-                   {"replica", 0},
-                   {"start", 1},
-                   {"cache_type", "q4_0"},
-                   {"num_ctx", 1024},
-                   {"variant", ""},
-                   {"prompt", 1},
-                   {"error", "timeout"}});
+  lines.push_back(json{
+      {"block", 1},
+      {"replica", 0},
+      {"start", 1},
+      {"cache_type", "q4_0"},
+      {"num_ctx", 1024},
+      {"variant", ""},
+      {"prompt", 1},
+      {"error",
+       "timeout"}}.get<results::AnswerRecord>());
   r = analyze_answers(lines, "f16");
   EXPECT_EQ(r.types[0].prompts, 1);
   EXPECT_EQ(r.types[0].missing, 1);
@@ -141,7 +146,8 @@ TEST(AnswerAgreement, TextOnlyAnswersAreComparedByBytes) {
   const auto text = [](int block, int start, const std::string& type, int prompt,
                        const std::string& t) {
     return json{{"block", block},  {"replica", 0},  {"start", start},   {"cache_type", type},
-                {"num_ctx", 1024}, {"variant", ""}, {"prompt", prompt}, {"text", t}};
+                {"num_ctx", 1024}, {"variant", ""}, {"prompt", prompt}, {"text", t}}
+        .get<results::AnswerRecord>();
   };
   const auto r = analyze_answers({text(0, 1, "f16", 0, "a b c"), text(0, 2, "f16", 0, "a b c"),
                                   text(1, 1, "q8_0", 0, "a b d")},

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The JSON Schemas in schemas/ against what kvbench writes: each schema is a valid JSON Schema
 (2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
-validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
+and answers.jsonl validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
 `compare --format json`), the plan of every bundled scenario, `kv --format json` and
 `model info --format json`, and `history export` of the recorded runs; and a record that breaks
 its schema is caught.
@@ -37,7 +37,7 @@ for path in sorted(glob.glob(os.path.join(source, "schemas", "*.schema.json"))):
     name = os.path.basename(path)[: -len(".schema.json")]
     check(schema.get("$id") == name, f"{path}: $id is not {name}")
     store[name] = schema
-check(len(store) >= 11, "schemas/ holds the schemas")
+check(len(store) >= 12, "schemas/ holds the schemas")
 
 
 def errors(name, doc):
@@ -59,12 +59,18 @@ def output(*args, exits=(0,)):
 
 runs = sorted(glob.glob(os.path.join(source, "tests", "data", "runs", "*")))
 check(len(runs) >= 4, "the recorded runs are there")
+answers = 0
 for run in runs:
     with open(os.path.join(run, "run.json")) as f:
         valid("kvbench.run.v2", json.load(f), f"{run}/run.json")
     with open(os.path.join(run, "calls.jsonl")) as f:
         for i, line in enumerate(f):
             valid("kvbench.call.v1", json.loads(line), f"{run}/calls.jsonl line {i + 1}")
+    if os.path.exists(os.path.join(run, "answers.jsonl")):
+        answers += 1
+        with open(os.path.join(run, "answers.jsonl")) as f:
+            for i, line in enumerate(f):
+                valid("kvbench.answer.v1", json.loads(line), f"{run}/answers.jsonl line {i + 1}")
     summary = json.loads(output("report", run, "--format", "json"))
     valid("kvbench.report.v1", summary, f"report {run}")
     valid("kvbench.run.v2", summary["run"], f"report {run}: its run")
@@ -113,6 +119,13 @@ broken = copy.deepcopy(record)
 del broken["seq"]
 broken["outcome"] = "fine"
 check(len(errors("kvbench.call.v1", broken)) == 2, "a record without seq and a bad outcome fails")
+check(answers >= 1, "a recorded run has answers")
+answer = {"block": 0, "replica": 0, "start": 1, "cache_type": "f16", "num_ctx": 512,
+          "variant": "", "prompt": 0, "ids": [1, 2], "top": [[[1, -0.1]], [[2, -0.2]]]}
+valid("kvbench.answer.v1", answer, "an answer with ids")
+check(errors("kvbench.answer.v1", dict(answer, start=3)), "an answer from a third start fails")
+check(errors("kvbench.answer.v1", dict(answer, error="timeout")),
+      "an answer with both ids and an error fails")
 summary = json.loads(output("report", runs[0], "--format", "json"))
 summary["schema_version"] = 2
 check(errors("kvbench.report.v1", summary), "a summary of another version fails")
