@@ -127,18 +127,4 @@ std::vector<GpuDevice> gpu_devices() {
   return csv ? parse_gpu_query(*csv) : std::vector<GpuDevice>{};
 }
 
-void to_json(nlohmann::json& out, const GpuDevice& device) {
-  out = nlohmann::json{{"index", device.index},
-                       {"name", device.name},
-                       {"driver_version", device.driver_version},
-                       {"memory_total_bytes", nullptr},
-                       {"memory_used_bytes", nullptr}};
-  if (device.memory_total_bytes) {
-    out["memory_total_bytes"] = *device.memory_total_bytes;
-  }
-  if (device.memory_used_bytes) {
-    out["memory_used_bytes"] = *device.memory_used_bytes;
-  }
-}
-
 }  // namespace kvbench::measure

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "harness/results/machine_info.h"
 
 namespace kvbench::measure {
 
@@ -25,15 +25,8 @@ struct GpuProcessMemory {
   friend bool operator==(const GpuProcessMemory&, const GpuProcessMemory&) = default;
 };
 
-// One GPU from `nvidia-smi --query-gpu=index,memory.total,memory.used,driver_version,name`.
-struct GpuDevice {
-  int index = 0;
-  std::optional<std::uint64_t> memory_total_bytes;
-  std::optional<std::uint64_t> memory_used_bytes;
-  std::string driver_version;
-  std::string name;
-  friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
-};
+// One GPU from `nvidia-smi --query-gpu=...` (its fields and run.json layout are results').
+using GpuDevice = results::GpuDevice;
 
 // Parses "pid, used_memory" lines (used memory in MiB). Blank and malformed lines are skipped.
 std::vector<GpuProcessMemory> parse_compute_apps(std::string_view csv);
@@ -51,7 +44,5 @@ std::optional<std::uint64_t> gpu_memory_of(pid_t pid);
 
 // The GPUs nvidia-smi lists; empty when it is missing or fails.
 std::vector<GpuDevice> gpu_devices();
-
-void to_json(nlohmann::json& out, const GpuDevice& device);
 
 }  // namespace kvbench::measure

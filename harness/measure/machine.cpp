@@ -145,25 +145,4 @@ MachineInfo machine_info() {
   return info;
 }
 
-void to_json(nlohmann::json& out, const MachineInfo& info) {
-  out = nlohmann::json{{"hostname", info.hostname},
-                       {"cpu_model", info.cpu_model},
-                       {"logical_cores", info.logical_cores},
-                       {"usable_cores", info.usable_cores},
-                       {"total_memory_bytes", info.total_memory_bytes},
-                       {"available_memory_bytes", nullptr},
-                       {"os_name", info.os_name},
-                       {"kernel_release", info.kernel_release},
-                       {"kernel_version", info.kernel_version},
-                       {"architecture", info.architecture},
-                       {"load_average", nullptr},
-                       {"gpus", info.gpus}};
-  if (info.available_memory_bytes) {
-    out["available_memory_bytes"] = *info.available_memory_bytes;
-  }
-  if (info.load_average) {
-    out["load_average"] = *info.load_average;
-  }
-}
-
 }  // namespace kvbench::measure

@@ -15,20 +15,8 @@
 
 namespace kvbench::measure {
 
-struct MachineInfo {
-  std::string hostname;
-  std::string cpu_model;  // "" when /proc/cpuinfo names none
-  int logical_cores = 0;  // online logical CPUs
-  int usable_cores = 0;   // CPUs kvbench may run on (affinity mask, e.g. a container's)
-  std::uint64_t total_memory_bytes = 0;
-  std::optional<std::uint64_t> available_memory_bytes;  // MemAvailable when read
-  std::string os_name;         // PRETTY_NAME of /etc/os-release, "" when missing
-  std::string kernel_release;  // uname -r
-  std::string kernel_version;  // uname -v
-  std::string architecture;    // uname -m
-  std::optional<std::array<double, 3>> load_average;  // 1, 5, 15 minutes
-  std::vector<GpuDevice> gpus;                        // from nvidia-smi; empty without it
-};
+// The machine (its fields and run.json layout are results').
+using MachineInfo = results::MachineInfo;
 
 // The first "model name" of /proc/cpuinfo (x86), else "Model" or "Hardware" (Arm boards);
 // "" when none is present.
@@ -47,7 +35,5 @@ std::optional<std::array<double, 3>> parse_loadavg(std::string_view loadavg);
 // Collects everything above from this machine. Missing sources leave their field empty; never
 // throws for an unreadable file. Runs nvidia-smi (with a timeout) when it is installed.
 MachineInfo machine_info();
-
-void to_json(nlohmann::json& out, const MachineInfo& info);
 
 }  // namespace kvbench::measure

@@ -114,9 +114,14 @@ std::vector<std::string> differences(const results::RunManifest& a, const result
   differ(out, "model",
          text_of(a.model, "name").empty() ? text_of(a.model, "path") : text_of(a.model, "name"),
          text_of(b.model, "name").empty() ? text_of(b.model, "path") : text_of(b.model, "name"));
-  differ(out, "machine", text_of(a.machine, "cpu_model"), text_of(b.machine, "cpu_model"));
-  differ(out, "logical cores", text_of(a.machine, "logical_cores"),
-         text_of(b.machine, "logical_cores"));
+  const auto cpu = [](const results::RunManifest& r) {
+    return r.machine ? r.machine->cpu_model : std::string();
+  };
+  const auto cores = [](const results::RunManifest& r) {
+    return r.machine ? std::to_string(r.machine->logical_cores) : std::string();
+  };
+  differ(out, "machine", cpu(a), cpu(b));
+  differ(out, "logical cores", cores(a), cores(b));
   differ(out, "scenario", a.scenario_hash, b.scenario_hash);
   differ(out, "labels", labels_text(a.labels), labels_text(b.labels));
   return out;

@@ -76,10 +76,9 @@ void write_run_header(std::ostream& out, const RunReport& report) {
                      version.empty() ? "" : ", " + version);
   const json model = run.model.is_object() ? run.model : json::object();
   out << fmt::format("- model: {}\n", model.value("name", model.value("path", "?")));
-  const json m = run.machine.is_object() ? run.machine : json::object();
-  if (!m.empty()) {
-    out << fmt::format("- machine: {}, {} logical cores\n", m.value("cpu_model", "?"),
-                       m.value("logical_cores", 0));
+  if (run.machine) {
+    out << fmt::format("- machine: {}, {} logical cores\n", run.machine->cpu_model,
+                       run.machine->logical_cores);
   }
   if (!run.labels.empty()) {
     std::vector<std::string> items;

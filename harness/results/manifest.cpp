@@ -193,7 +193,7 @@ void to_json(json& j, const RunManifest& m) {
   j["plan"] = m.plan;
   j["server"] = m.server;
   j["model"] = m.model;
-  j["machine"] = m.machine;
+  j["machine"] = m.machine ? json(*m.machine) : json(nullptr);
   put_present(j, "variants", m.variants);
   j["blocks"] = m.blocks;
   if (m.first_call_epoch_s) {

@@ -15,6 +15,7 @@
 
 #include "harness/gguf/model_shape.h"
 #include "harness/results/block_facts.h"
+#include "harness/results/machine_info.h"
 #include "harness/results/run_events.h"
 
 namespace kvbench::results {
@@ -78,9 +79,9 @@ struct RunManifest {
   nlohmann::json scenario = nlohmann::json::object();  // the resolved scenario
   std::string scenario_hash;
   nlohmann::json plan;
-  nlohmann::json server;    // what the session found: kind, mode, binary, version or url
-  nlohmann::json model;     // the model's file and shape, or its name
-  nlohmann::json machine;   // CPU, memory, OS
+  nlohmann::json server;               // what the session found: kind, mode, binary, version or url
+  nlohmann::json model;                // the model's file and shape, or its name
+  std::optional<MachineInfo> machine;  // CPU, memory, OS; null in run.json when not read
   nlohmann::json variants;  // the resolved variants with what preparing them found; null without
   std::vector<BlockInfo> blocks;
   std::optional<double> first_call_epoch_s;

@@ -114,7 +114,8 @@ void Runner::run_block(const plan::Block& block) {
   }
   if (const auto state_at_end = state_at_start ? ctx_.machine_state() : std::nullopt) {
     info.machine_state = measure::block_machine_state(
-        *state_at_start, *state_at_end, folder_->manifest().machine.value("usable_cores", 0));
+        *state_at_start, *state_at_end,
+        folder_->manifest().machine ? folder_->manifest().machine->usable_cores : 0);
   }
   folder_->add_block(std::move(info));
 }

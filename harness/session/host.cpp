@@ -29,20 +29,17 @@ std::string first_line(const std::string& text) {
 
 HostFingerprint host_fingerprint(const results::RunManifest& run) {
   HostFingerprint h;
-  const auto& m = run.machine;
-  h.hostname = text_at(m, "hostname");
-  h.cpu_model = text_at(m, "cpu_model");
-  h.logical_cores = number_at<int>(m, "logical_cores");
-  h.memory_bytes = number_at<std::uint64_t>(m, "total_memory_bytes");
-  h.os_name = text_at(m, "os_name");
-  h.kernel_release = text_at(m, "kernel_release");
-  h.architecture = text_at(m, "architecture");
-  if (m.is_object() && m.contains("gpus") && m["gpus"].is_array()) {
-    for (const auto& g : m["gpus"]) {
-      const auto name = text_at(g, "name");
-      const auto bytes = number_at<std::uint64_t>(g, "memory_total_bytes");
-      h.gpus.push_back(bytes > 0 ? fmt::format("{} ({} MiB)", name, bytes >> 20) : name);
-    }
+  const results::MachineInfo m = run.machine.value_or(results::MachineInfo{});
+  h.hostname = m.hostname;
+  h.cpu_model = m.cpu_model;
+  h.logical_cores = m.logical_cores;
+  h.memory_bytes = m.total_memory_bytes;
+  h.os_name = m.os_name;
+  h.kernel_release = m.kernel_release;
+  h.architecture = m.architecture;
+  for (const auto& g : m.gpus) {
+    const auto bytes = g.memory_total_bytes.value_or(0);
+    h.gpus.push_back(bytes > 0 ? fmt::format("{} ({} MiB)", g.name, bytes >> 20) : g.name);
   }
   const auto& s = run.server;
   h.server_kind = text_at(s, "kind");

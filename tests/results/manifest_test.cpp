@@ -66,6 +66,9 @@ TEST(Manifest, TypedFieldsOfARecordedRun) {
   EXPECT_EQ(b.memory.longest_prompt_tokens.has_value(), b.memory.after_longest_prompt.has_value());
   ASSERT_TRUE(b.memory.server_log.has_value());
   EXPECT_FALSE(b.memory.server_log->kv.empty());
+  ASSERT_TRUE(m.machine.has_value());
+  EXPECT_GT(m.machine->logical_cores, 0);
+  EXPECT_FALSE(m.machine->architecture.empty());
   const auto shape = m.shape();
   ASSERT_TRUE(shape.has_value());
   EXPECT_GT(shape->n_layer, 0U);
