@@ -10,11 +10,6 @@ using nlohmann::json;
 
 namespace {
 
-template <typename T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 json flag_json(const FlagValue& v) {
   if (const auto* n = std::get_if<long long>(&v)) {
     return *n;

@@ -6,21 +6,12 @@ namespace kvbench::results {
 
 using nlohmann::json;
 
-namespace {
-
-template <typename T>
-json or_null_json(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-}  // namespace
-
 void to_json(json& out, const GpuDevice& device) {
   out = json{{"index", device.index},
              {"name", device.name},
              {"driver_version", device.driver_version},
-             {"memory_total_bytes", or_null_json(device.memory_total_bytes)},
-             {"memory_used_bytes", or_null_json(device.memory_used_bytes)}};
+             {"memory_total_bytes", or_null(device.memory_total_bytes)},
+             {"memory_used_bytes", or_null(device.memory_used_bytes)}};
 }
 
 void from_json(const json& in, GpuDevice& device) {
@@ -35,12 +26,12 @@ void to_json(json& out, const MachineInfo& info) {
              {"logical_cores", info.logical_cores},
              {"usable_cores", info.usable_cores},
              {"total_memory_bytes", info.total_memory_bytes},
-             {"available_memory_bytes", or_null_json(info.available_memory_bytes)},
+             {"available_memory_bytes", or_null(info.available_memory_bytes)},
              {"os_name", info.os_name},
              {"kernel_release", info.kernel_release},
              {"kernel_version", info.kernel_version},
              {"architecture", info.architecture},
-             {"load_average", or_null_json(info.load_average)},
+             {"load_average", or_null(info.load_average)},
              {"gpus", info.gpus}};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Optional fields of run.json's typed parts: read as absent when missing or null, written only
-// when present.
+// Optional fields of run.json's typed parts: read as absent when missing or null; written only
+// when present (put_optional), or as null (or_null).
 
 #include <optional>
 
@@ -12,6 +12,12 @@ template <typename T>
 std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && !it->is_null() ? std::optional<T>(it->get<T>()) : std::nullopt;
+}
+
+// The value, or null.
+template <typename T>
+nlohmann::json or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 template <typename T>
