@@ -18,7 +18,8 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 separate = {"tests/fuzz", "tests/fixtures", "tests/bench"}
 exempt = {"to_json", "from_json", "main"}
 # A workload's part in each layer: public overloads, one per workload (workloads/layers.h).
-workload_layers = {"parse", "check", "add_to_json", "slot_levels", "fill_block", "make_source"}
+workload_layers = {"parse", "check", "add_to_json", "slot_levels", "fill_block", "make_source",
+                   "report_section"}
 layer_of = {"parse": "harness/scenario", "plan": "harness/plan", "source": "harness/run",
             "report": "harness/report"}
 

@@ -55,7 +55,7 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        const std::vector<results::AnswerRecord>& answers) {
   RunReport r{analysis::analyze_run(std::move(run), std::move(calls), std::move(warnings), answers),
               {}};
-  r.conversation = conversation_report(r.run, r.calls);
+  r.workload = workload_section(r.run, r.calls);
   return r;
 }
 
@@ -230,9 +230,9 @@ const Section kSections[] = {
      [](R r) { return prefix_to_json(r.prefix); }},
     {"answers", [](R r) { return r.answers.present; }, write_answers_markdown,
      [](R r) { return r.answers.to_json(); }},
-    {"conversation", [](R r) { return r.conversation.present; },
-     [](std::ostream& out, R r) { write_conversation_markdown(out, r.conversation); },
-     [](R r) { return to_json(r.conversation); }},
+    {"workload", [](R r) { return r.workload.present; },
+     [](std::ostream& out, R r) { out << r.workload.markdown; },
+     [](R r) { return r.workload.json; }},
     {"run", always, nullptr, [](R r) { return json(r.run); }},
 };
 
@@ -247,10 +247,9 @@ const Section& section(std::string_view key) {
 
 // The Markdown's sections after its header, in order: of a run with single prompts, and of a run
 // of conversations only. Each section prints nothing where the run has nothing of it.
-constexpr std::string_view kLayout[] = {"conditions",  "server_counters", "analysis",
-                                        "concurrency", "memory",          "prefix_reuse",
-                                        "answers",     "conversation"};
-constexpr std::string_view kConversationLayout[] = {"server_counters", "conversation", "memory"};
+constexpr std::string_view kLayout[] = {"conditions", "server_counters", "analysis", "concurrency",
+                                        "memory",     "prefix_reuse",    "answers",  "workload"};
+constexpr std::string_view kConversationLayout[] = {"server_counters", "workload", "memory"};
 
 }  // namespace
 
@@ -259,7 +258,7 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
     return !c.turn && c.kind == CallKind::timed;
   });
-  const bool conversations_only = !singles && report.conversation.present;
+  const bool conversations_only = !singles && report.workload.present;
   using Layout = std::span<const std::string_view>;
   for (const auto key : conversations_only ? Layout(kConversationLayout) : Layout(kLayout)) {
     section(key).markdown(out, report);
@@ -305,7 +304,8 @@ json to_json(const RunReport& report) {
   json out = {{"schema", "kvbench.report"}, {"schema_version", 1}};
   for (const auto& s : kSections) {
     if (s.to_json != nullptr && s.present(report)) {
-      out[std::string(s.key)] = s.to_json(report);
+      // A workload's section is keyed by the workload's name.
+      out[s.key == "workload" ? report.workload.key : std::string(s.key)] = s.to_json(report);
     }
   }
   return out;

@@ -14,8 +14,8 @@
 #include "harness/analysis/run_analysis.h"
 #include "harness/core/record.h"
 #include "harness/report/table.h"
+#include "harness/report/workload_section.h"
 #include "harness/results/manifest.h"
-#include "harness/workloads/conversation/report.h"
 
 namespace kvbench::report {
 
@@ -24,12 +24,12 @@ using analysis::ConditionSummary;
 using analysis::Quartiles;
 
 // One run's report: the run's analysis (computed once, analysis/run_analysis.h) and its
-// conversations' report (the conversation workload's, over the turns the analysis leaves out).
+// workload's section (a conversation's turns, which the analysis leaves out).
 struct RunReport : analysis::RunAnalysis {
-  ConversationReport conversation;
+  WorkloadSection workload;
 };
 
-// Computes the report once: the run's analysis (analysis::analyze_run) and its conversations.
+// Computes the report once: the run's analysis (analysis::analyze_run) and its workload's section.
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings,
                        const std::vector<results::AnswerRecord>& answers = {});

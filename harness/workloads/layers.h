@@ -10,6 +10,8 @@
 //   plan:     slot_levels(scenario, spec) gives the server slot levels (-np) it runs at;
 //             fill_block(block, scenario, spec, rng) appends a block's calls.
 //   run:      make_source(scenario, spec, wall_clock, run_id) is the CallSource that sends them.
+//   report:   report_section(spec, run, calls) is its section of a run's report, from the run's
+//             files (report/workload_section.h).
 
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@
 
 namespace kvbench {
 class Clock;
+struct CallRecord;
 }  // namespace kvbench
 namespace kvbench::scenario {
 struct Scenario;
@@ -34,6 +37,12 @@ struct Block;
 namespace kvbench::run {
 class CallSource;
 }  // namespace kvbench::run
+namespace kvbench::results {
+struct RunManifest;
+}  // namespace kvbench::results
+namespace kvbench::report {
+struct WorkloadSection;
+}  // namespace kvbench::report
 
 // Declares workload W's part in each layer (above), in namespace kvbench::workloads; W's folder
 // defines them.
@@ -46,4 +55,6 @@ class CallSource;
   void fill_block(plan::Block& b, const scenario::Scenario& s, const W& w, Rng& rng);        \
   std::unique_ptr<run::CallSource> make_source(const scenario::Scenario& s, const W& w,      \
                                                const Clock& wall_clock,                      \
-                                               const std::string& run_id);
+                                               const std::string& run_id);                   \
+  report::WorkloadSection report_section(const W& w, const results::RunManifest& run,        \
+                                         const std::vector<CallRecord>& calls);

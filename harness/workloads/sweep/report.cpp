@@ -1,0 +1,14 @@
+// The prompt sweep in the report layer: the report's own sections (conditions, effects, prefix
+// reuse) are the sweep's, so it adds no section of its own.
+
+#include "harness/report/workload_section.h"
+#include "harness/workloads/sweep/spec.h"
+
+namespace kvbench::workloads {
+
+report::WorkloadSection report_section(const Sweep& /*w*/, const results::RunManifest& /*run*/,
+                                       const std::vector<CallRecord>& /*calls*/) {
+  return {std::string(Sweep::kName), false, {}, {}};
+}
+
+}  // namespace kvbench::workloads
