@@ -180,8 +180,8 @@ struct BlockFacts {
 // as empty or zero (hand-written and test files leave some out); what kvbench wrote reads and
 // writes back byte for byte.
 void read_block_facts(const nlohmann::json& block, BlockFacts& facts, nlohmann::json& rest);
-// Writes the facts present into `block`.
-void write_block_facts(nlohmann::json& block, const BlockFacts& facts);
+// Writes the facts present into the block object `j`.
+void write_block_facts(nlohmann::json& j, const BlockFacts& f);
 
 void to_json(nlohmann::json& j, const TreeMemory& m);
 void from_json(const nlohmann::json& j, TreeMemory& m);
