@@ -101,8 +101,12 @@ struct Truth {
 };
 
 // One line of the stub's log into `out`, by request id.
+// A line still being written is left for the next read.
 void add_truth(std::map<int, Truth>& out, const std::string& line) {
-  const json j = json::parse(line);
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.contains("id") || !j.contains("send_ns")) {
+    return;
+  }
   out[j["id"].get<int>()] = {j["recv_ns"].get<std::int64_t>(),
                              j["send_ns"].get<std::vector<std::int64_t>>()};
 }
@@ -168,12 +172,24 @@ class Stub {
     return out;
   }
 
-  // The log so far, by request id; the log is then emptied for the next measurement.
-  std::map<int, Truth> take_log() {
+  // The log by request id once it holds ids 0 to calls - 1 (the stub writes a request's line
+  // after its last chunk, which the client may have read first), or after 5 s; the log is then
+  // emptied for the next measurement.
+  std::map<int, Truth> take_log(int calls) {
     std::map<int, Truth> out;
-    std::ifstream in(log_);
-    for (std::string line; std::getline(in, line);) {
-      add_truth(out, line);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (true) {
+      out.clear();
+      std::ifstream in(log_);
+      for (std::string line; std::getline(in, line);) {
+        add_truth(out, line);
+      }
+      const auto logged = std::count_if(
+          out.begin(), out.end(), [&](const auto& e) { return e.first >= 0 && e.first < calls; });
+      if (logged >= calls || std::chrono::steady_clock::now() > deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     std::ofstream(log_, std::ios::trunc);
     return out;
@@ -610,17 +626,17 @@ int main(int argc, char** argv) try {
       const int calls = o.calls > 0 ? o.calls : std::max(200, 2 * n);
       const double token_ms = level_token_ms(o, n);
       auto seen = run_kvbench(stub.url(), n, calls, token_ms, o.warmup);
-      rows.push_back(compare("kvbench", n, calls, seen, stub.take_log()));
+      rows.push_back(compare("kvbench", n, calls, seen, stub.take_log(calls)));
       rows.back()["token_ms"] = token_ms;
       if (o.python != "none") {
         seen = run_python(o, stub.url(), n, calls, token_ms, dir);
-        rows.push_back(compare("python-aiohttp", n, calls, seen, stub.take_log()));
+        rows.push_back(compare("python-aiohttp", n, calls, seen, stub.take_log(calls)));
         rows.back()["token_ms"] = token_ms;
       }
     }
     if (o.curl_calls > 0) {
       const auto seen = run_curl(stub.url(), o.curl_calls, o.token_ms);  // before the log is read
-      rows.push_back(compare("curl", 1, o.curl_calls, seen, stub.take_log()));
+      rows.push_back(compare("curl", 1, o.curl_calls, seen, stub.take_log(o.curl_calls)));
       rows.back()["token_ms"] = o.token_ms;
     }
   }
