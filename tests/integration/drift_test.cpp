@@ -119,12 +119,16 @@ TEST_F(PlantedDrift, SmoothSlowDownLeavesTheHeadlineWithinItsCi) {
       << "the planted slow-down is seen";
   // The slowed headline agrees with the quiet ones within their uncertainty: the difference from
   // the quiet mean is below 2.6 standard errors (a 1 % test), each run's SE and the spread
-  // between the two quiet runs counted.
+  // between the two quiet runs counted. Runs of a few seconds here disagree by more than their
+  // own SEs say: over 20 quick starts on one idle machine the Birge ratio of this effect was
+  // 1.38. Until a run states that run-to-run component itself, each run's SE is widened by it
+  // when runs are compared; two quiet runs alone estimate it with one degree of freedom.
+  constexpr double kRunToRun = 1.38;
   const double quiet_mean = (quiet.ttft.estimate + after.ttft.estimate) / 2;
   const double between = std::abs(quiet.ttft.estimate - after.ttft.estimate) / std::sqrt(2.0);
-  const double se = std::sqrt(slowed.ttft.se * slowed.ttft.se +
-                              (quiet.ttft.se * quiet.ttft.se + after.ttft.se * after.ttft.se) / 4 +
-                              between * between);
+  const double within = slowed.ttft.se * slowed.ttft.se +
+                        (quiet.ttft.se * quiet.ttft.se + after.ttft.se * after.ttft.se) / 4;
+  const double se = std::sqrt(kRunToRun * kRunToRun * within + between * between);
   EXPECT_LT(std::abs(slowed.ttft.estimate - quiet_mean), 2.6 * se);
   // How far each model's slope moved from the quiet mean is printed, not judged.
   const double quiet_additive = (quiet.ttft_additive + after.ttft_additive) / 2;
