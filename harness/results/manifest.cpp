@@ -104,8 +104,14 @@ void from_json(const json& j, ServerRestart& r) {
 }
 
 void to_json(json& j, const BlockInfo& b) {
-  j = b.other.is_object() ? b.other : json::object();
+  j = json::object();
   write_block_facts(j, b);
+  if (b.other.is_object()) {
+    // What was kept as read wins over a fact written beside it (the second of the GPU pair).
+    for (const auto& [key, value] : b.other.items()) {
+      j[key] = value;
+    }
+  }
   j["index"] = b.index;
   j["replica"] = b.replica;
   j["num_ctx"] = b.num_ctx;

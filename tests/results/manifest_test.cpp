@@ -220,6 +220,13 @@ TEST(Manifest, AFactOfAnotherTypeIsKeptAsRead) {
   EXPECT_FALSE(b.server_counters.has_value());
   EXPECT_EQ(b.other.size(), 3U);
   EXPECT_EQ(json(b), block);
+  // One of a pair written together read, the other kept: both come back as they were.
+  json gpu = block;
+  gpu["gpu_memory_after_load_bytes"] = "n/a";
+  gpu["gpu_memory_at_end_bytes"] = 1024;
+  const auto g = gpu.get<BlockInfo>();
+  EXPECT_EQ(g.memory.gpu_at_end_bytes, 1024U);
+  EXPECT_EQ(json(g), gpu);
 }
 
 TEST(Manifest, FieldsOfANewerLayoutAreKeptAsRead) {
