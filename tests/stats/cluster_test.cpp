@@ -78,7 +78,14 @@ struct EpisodeRun {
   std::vector<int> round;
 };
 
+// Under the sanitizers (a slow debug build) fewer runs, and the coverage is printed, not judged.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kJudged = false;
+constexpr int kEpisodeRuns = 50;
+#else
+constexpr bool kJudged = true;
 constexpr int kEpisodeRuns = 1000;
+#endif
 constexpr double kSlope = 0.5;    // log-TTFT per 1,000 prompt tokens
 constexpr double kFactor = 0.08;  // the between-round factor, on the log scale
 const std::vector<double> kLengths{0.25, 0.5, 1.0, 2.0, 0.25, 0.5, 1.0, 2.0};
@@ -152,6 +159,10 @@ TEST(ClusteredCoverage, IntervalsClusteredByRoundStayHonestUnderEpisodes) {
     std::cout << "[ monte carlo ] episodes of " << episode << " calls: slope " << c.slope
               << ", between-round factor " << c.factor << " (per call " << c.factor_per_call
               << ")\n";
+    if (!kJudged) {
+      EXPECT_GT(c.slope, 0.0);
+      continue;
+    }
     // Honest: at least 93 % (the nominal 95 % less three Monte Carlo SEs) for the slope within
     // rounds and for the factor that changes only between rounds. Where episodes outlast a round
     // (8 calls), neighbouring rounds share the machine's state and CR2 with t(G-1) is
