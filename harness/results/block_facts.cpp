@@ -1,6 +1,8 @@
 #include "harness/results/block_facts.h"
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/results/optional_json.h"
 
@@ -127,19 +129,33 @@ const std::map<std::string_view, Reader>& readers() {
 
 void read_block_facts(const json& block, BlockFacts& facts, json& rest) {
   const auto& table = readers();
+  std::vector<std::string> typed;
   for (const auto& [key, value] : block.items()) {
     const auto it = table.find(key);
-    bool typed = false;
+    bool read = false;
     if (it != table.end()) {
       try {
         it->second(value, facts);
-        typed = true;
+        read = true;
       } catch (const json::exception&) {
-        typed = false;  // another shape: kept as read
+        read = false;  // another type: kept as read
       }
     }
-    if (!typed) {
+    if (read) {
+      typed.push_back(key);
+    } else {
       rest[key] = value;
+    }
+  }
+  // A fact that would not write back as it was read (a field this version does not know inside
+  // it, a partial object, a number of another type) is also kept as read, and written in place of
+  // the typed value: a block is not changed once recorded.
+  json back = json::object();
+  write_block_facts(back, facts);
+  for (const auto& key : typed) {
+    const auto it = back.find(key);
+    if (it == back.end() || it->dump() != block[key].dump()) {
+      rest[key] = block[key];
     }
   }
 }

@@ -177,8 +177,10 @@ struct BlockFacts {
 
 // Reads the facts of `block` (a run.json block object) into `facts`; every key it does not type,
 // or whose value has another type, goes to `rest` as read. A field missing inside a fact reads
-// as empty or zero (hand-written and test files leave some out); what kvbench wrote reads and
-// writes back byte for byte.
+// as empty or zero (hand-written and test files leave some out); a fact that would not write
+// back as read (a field this version does not know inside it, a partial object) is typed and
+// also kept in `rest`, which a block writes in its place (manifest.cpp), so every block writes
+// back as it was read.
 void read_block_facts(const nlohmann::json& block, BlockFacts& facts, nlohmann::json& rest);
 // Writes the facts present into the block object `j`.
 void write_block_facts(nlohmann::json& j, const BlockFacts& f);

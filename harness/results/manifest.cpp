@@ -68,6 +68,19 @@ void read(const json& j, const char* key, std::optional<T>& out) {
   }
 }
 
+// Reads j[key] into `out` as read() does; a value of another shape (a hand-edited file) is kept
+// as read in `other` instead, and `out` left empty: what kvbench itself records after the run
+// started is never a reason to refuse the whole file.
+template <typename T>
+void read_or_keep(const json& j, const char* key, T& out, json& other) {
+  try {
+    read(j, key, out);
+  } catch (const json::exception&) {
+    out = T{};
+    other[key] = j[key];
+  }
+}
+
 void put_nonempty(json& j, const char* key, const std::string& s) {
   if (!s.empty()) {
     j[key] = s;
@@ -199,7 +212,11 @@ void to_json(json& j, const RunManifest& m) {
   j["plan"] = m.plan;
   j["server"] = m.server;
   j["model"] = m.model;
-  j["machine"] = m.machine ? json(*m.machine) : json(nullptr);
+  if (m.machine) {
+    j["machine"] = *m.machine;
+  } else if (!j.contains("machine")) {  // kept as read when of another shape
+    j["machine"] = nullptr;
+  }
   put_present(j, "variants", m.variants);
   j["blocks"] = m.blocks;
   if (m.first_call_epoch_s) {
@@ -265,7 +282,7 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     field = "model";
     read(j, field, m.model);
     field = "machine";
-    read(j, field, m.machine);
+    read_or_keep(j, field, m.machine, m.other);
     field = "variants";
     read(j, field, m.variants);
     field = "blocks";
@@ -273,13 +290,13 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     field = "first_call_epoch_s";
     read(j, field, m.first_call_epoch_s);
     field = "resumed";
-    read(j, field, m.resumed);
+    read_or_keep(j, field, m.resumed, m.other);
     field = "extended";
-    read(j, field, m.extended);
+    read_or_keep(j, field, m.extended, m.other);
     field = "summary";
-    read(j, field, m.summary);
+    read_or_keep(j, field, m.summary, m.other);
     field = "precision";
-    read(j, field, m.precision);
+    read_or_keep(j, field, m.precision, m.other);
     field = "labels";
     read(j, field, m.labels);
   } catch (const nlohmann::json::exception& e) {

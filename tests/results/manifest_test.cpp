@@ -236,6 +236,35 @@ TEST(Manifest, FieldsOfANewerLayoutAreKeptAsRead) {
   EXPECT_EQ(json(m)["capacity"]["levels"], 3);
 }
 
+// What a newer kvbench might add inside a fact, and a partial fact, are typed and still write
+// back as read; top-level records of another shape are kept rather than refusing the file.
+TEST(Manifest, WhatThisVersionDoesNotKnowInsideAFactWritesBackAsRead) {
+  json block = {{"index", 0}, {"replica", 0}, {"num_ctx", 512}, {"cache_type", "f16"}};
+  block["concurrency"] = {{"calls", 4},    {"ok", 4},       {"refused", 0},
+                          {"failed", 0},   {"span_s", 1.5}, {"max_in_flight", 2},
+                          {"goodput", 3.5}};
+  block["memory_after_load"] = {{"rss_bytes", 5}};
+  const auto b = block.get<BlockInfo>();
+  ASSERT_TRUE(b.concurrency.has_value());
+  EXPECT_EQ(b.concurrency->calls, 4);
+  ASSERT_TRUE(b.memory.after_load.has_value());
+  EXPECT_EQ(b.memory.after_load->rss_bytes, 5U);
+  EXPECT_EQ(json(b).dump(), block.dump());
+
+  const json run = {{"run_id", "r"},
+                    {"summary", "broken"},
+                    {"precision", {{"ci", "not a pair"}}},
+                    {"machine", {{"logical_cores", "two"}}}};
+  const RunManifest m = manifest_from_json(run, "run.json");
+  EXPECT_FALSE(m.summary.has_value());
+  EXPECT_FALSE(m.precision.has_value());
+  EXPECT_FALSE(m.machine.has_value());
+  const json back = m;
+  EXPECT_EQ(back["summary"], "broken");
+  EXPECT_EQ(back["precision"], run["precision"]);
+  EXPECT_EQ(back["machine"], run["machine"]);
+}
+
 TEST(Manifest, ANewerVersionIsRefusedNamingTheFile) {
   const json j = {{"manifest_version", kManifestVersion + 1}};
   try {
