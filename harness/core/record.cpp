@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/core/optional_json.h"
 
 namespace kvbench {
 
@@ -15,21 +16,6 @@ namespace {
 
 double ms_between(Nanos from, Nanos to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-template <typename T>
-void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  if (v) {
-    j[key] = *v;
-  }
-}
-
-template <typename T>
-std::optional<T> get(const nlohmann::json& j, const char* key) {
-  if (j.contains(key) && !j[key].is_null()) {
-    return j[key].get<T>();
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -163,24 +149,24 @@ void from_json(const nlohmann::json& j, Outcome& outcome) {
 
 nlohmann::json to_json(const CallRecord& r) {
   nlohmann::json client = {{"tokens", r.client.tokens}, {"token_ms", r.client.token_ms}};
-  put(client, "ttft_ms", r.client.ttft_ms);
-  put(client, "first_byte_ms", r.client.first_byte_ms);
-  put(client, "request_out_ms", r.client.request_out_ms);
-  put(client, "e2e_ms", r.client.e2e_ms);
-  put(client, "decode_tps", r.client.decode_tps);
-  put(client, "first_event_ms", r.client.first_event_ms);
-  put(client, "first_reasoning_ms", r.client.first_reasoning_ms);
+  put_optional(client, "ttft_ms", r.client.ttft_ms);
+  put_optional(client, "first_byte_ms", r.client.first_byte_ms);
+  put_optional(client, "request_out_ms", r.client.request_out_ms);
+  put_optional(client, "e2e_ms", r.client.e2e_ms);
+  put_optional(client, "decode_tps", r.client.decode_tps);
+  put_optional(client, "first_event_ms", r.client.first_event_ms);
+  put_optional(client, "first_reasoning_ms", r.client.first_reasoning_ms);
   if (r.client.reasoning_tokens > 0) {
     client["reasoning_tokens"] = r.client.reasoning_tokens;
   }
   nlohmann::json server = {{"raw", r.server.raw}};
-  put(server, "prompt_n", r.server.prompt_n);
-  put(server, "prompt_total", r.server.prompt_total);
-  put(server, "cache_n", r.server.cache_n);
-  put(server, "prompt_ms", r.server.prompt_ms);
-  put(server, "predicted_n", r.server.predicted_n);
-  put(server, "predicted_ms", r.server.predicted_ms);
-  put(server, "decode_tps", r.server.decode_tps);
+  put_optional(server, "prompt_n", r.server.prompt_n);
+  put_optional(server, "prompt_total", r.server.prompt_total);
+  put_optional(server, "cache_n", r.server.cache_n);
+  put_optional(server, "prompt_ms", r.server.prompt_ms);
+  put_optional(server, "predicted_n", r.server.predicted_n);
+  put_optional(server, "predicted_ms", r.server.predicted_ms);
+  put_optional(server, "decode_tps", r.server.decode_tps);
   nlohmann::json j = {{"version", r.version},
                       {"run_id", r.run_id},
                       {"seq", r.seq},
@@ -198,24 +184,24 @@ nlohmann::json to_json(const CallRecord& r) {
                       {"client", client},
                       {"server", server},
                       {"flags", r.flags}};
-  put(j, "prompt_tokens_counted", r.prompt_tokens_counted);
-  put(j, "http_status", r.http_status);
-  put(j, "expected_cache_n", r.expected_cache_n);
+  put_optional(j, "prompt_tokens_counted", r.prompt_tokens_counted);
+  put_optional(j, "http_status", r.http_status);
+  put_optional(j, "expected_cache_n", r.expected_cache_n);
   if (!r.variant.empty()) {
     j["variant"] = r.variant;
   }
-  put(j, "slots", r.slots);
-  put(j, "stream", r.stream);
-  put(j, "in_flight", r.in_flight);
-  put(j, "queue_ms", r.queue_ms);
-  put(j, "cpu_mhz", r.cpu_mhz);
+  put_optional(j, "slots", r.slots);
+  put_optional(j, "stream", r.stream);
+  put_optional(j, "in_flight", r.in_flight);
+  put_optional(j, "queue_ms", r.queue_ms);
+  put_optional(j, "cpu_mhz", r.cpu_mhz);
   if (r.pair_id) {
     nlohmann::json pair = {{"id", *r.pair_id},
                            {"role", r.pair_role},
                            {"edit_position", r.edit_position},
                            {"edit", r.edit}};
-    put(pair, "first_diff", r.edit_first_diff);
-    put(pair, "text_fraction", r.edit_text_fraction);
+    put_optional(pair, "first_diff", r.edit_first_diff);
+    put_optional(pair, "text_fraction", r.edit_text_fraction);
     j["pair"] = pair;
   }
   if (r.turn) {
@@ -223,10 +209,10 @@ nlohmann::json to_json(const CallRecord& r) {
     nlohmann::json turn = {{"conversation", t.conversation},   {"set", t.set},
                            {"conversations", t.conversations}, {"turn", t.turn},
                            {"reuse", t.reuse ? "on" : "off"},  {"answer", t.answer}};
-    put(turn, "slot", t.slot);
-    put(turn, "history_tokens", t.history_tokens);
-    put(turn, "history_floor", t.history_floor);
-    put(turn, "wait_ms", t.wait_ms);
+    put_optional(turn, "slot", t.slot);
+    put_optional(turn, "history_tokens", t.history_tokens);
+    put_optional(turn, "history_floor", t.history_floor);
+    put_optional(turn, "wait_ms", t.wait_ms);
     if (!t.history_basis.empty()) {
       turn["history_basis"] = t.history_basis;
     }
@@ -245,12 +231,12 @@ CallRecord::Turn turn_from_json(const nlohmann::json& t, CallRecord& r) {
   turn.conversations = t.value("conversations", 1);
   turn.turn = t.value("turn", 1);
   turn.reuse = t.value("reuse", "on") != "off";
-  turn.slot = get<int>(t, "slot");
-  turn.history_tokens = get<int>(t, "history_tokens");
-  turn.history_floor = get<int>(t, "history_floor");
+  turn.slot = optional_at<int>(t, "slot");
+  turn.history_tokens = optional_at<int>(t, "history_tokens");
+  turn.history_floor = optional_at<int>(t, "history_floor");
   turn.history_basis = t.value("history_basis", "");
   turn.answer = t.value("answer", "");
-  turn.wait_ms = get<double>(t, "wait_ms");
+  turn.wait_ms = optional_at<double>(t, "wait_ms");
   if (r.version < 2 && r.queue_ms) {  // version 1 wrote a turn's wait as its queue_ms
     turn.wait_ms = r.queue_ms;
     r.queue_ms.reset();
@@ -273,26 +259,26 @@ CallRecord record_from_json(const nlohmann::json& j) {
   r.cache_type = j.value("cache_type", "");
   r.variant = j.value("variant", "");
   r.nonce = j.value("nonce", "");
-  r.prompt_tokens_counted = get<int>(j, "prompt_tokens_counted");
+  r.prompt_tokens_counted = optional_at<int>(j, "prompt_tokens_counted");
   r.t_start_s = j.value("t_start_s", 0.0);
   r.wall_start = j.value("wall_start", "");
   r.outcome = outcome_from(j.value("outcome", "ok"));
-  r.http_status = get<long>(j, "http_status");
+  r.http_status = optional_at<long>(j, "http_status");
   r.error = j.value("error", "");
-  r.expected_cache_n = get<int>(j, "expected_cache_n");
+  r.expected_cache_n = optional_at<int>(j, "expected_cache_n");
   r.flags = j.value("flags", std::vector<std::string>{});
-  r.slots = get<int>(j, "slots");
-  r.stream = get<int>(j, "stream");
-  r.in_flight = get<int>(j, "in_flight");
-  r.queue_ms = get<double>(j, "queue_ms");
-  r.cpu_mhz = get<double>(j, "cpu_mhz");
+  r.slots = optional_at<int>(j, "slots");
+  r.stream = optional_at<int>(j, "stream");
+  r.in_flight = optional_at<int>(j, "in_flight");
+  r.queue_ms = optional_at<double>(j, "queue_ms");
+  r.cpu_mhz = optional_at<double>(j, "cpu_mhz");
   if (j.contains("pair") && j["pair"].is_object()) {
     const auto& p = j["pair"];
-    r.pair_id = get<int>(p, "id");
+    r.pair_id = optional_at<int>(p, "id");
     r.pair_role = pair_role_from(p.value("role", ""));
     r.edit_position = p.value("edit_position", "");
-    r.edit_first_diff = get<int>(p, "first_diff");
-    r.edit_text_fraction = get<double>(p, "text_fraction");
+    r.edit_first_diff = optional_at<int>(p, "first_diff");
+    r.edit_text_fraction = optional_at<double>(p, "text_fraction");
     r.edit = p.value("edit", "");
   }
   if (j.contains("conversation") && j["conversation"].is_object()) {
@@ -302,25 +288,25 @@ CallRecord record_from_json(const nlohmann::json& j) {
     const auto& c = j["client"];
     r.client.tokens = c.value("tokens", 0);
     r.client.token_ms = c.value("token_ms", std::vector<double>{});
-    r.client.ttft_ms = get<double>(c, "ttft_ms");
-    r.client.first_byte_ms = get<double>(c, "first_byte_ms");
-    r.client.request_out_ms = get<double>(c, "request_out_ms");
-    r.client.e2e_ms = get<double>(c, "e2e_ms");
-    r.client.decode_tps = get<double>(c, "decode_tps");
-    r.client.first_event_ms = get<double>(c, "first_event_ms");
-    r.client.first_reasoning_ms = get<double>(c, "first_reasoning_ms");
+    r.client.ttft_ms = optional_at<double>(c, "ttft_ms");
+    r.client.first_byte_ms = optional_at<double>(c, "first_byte_ms");
+    r.client.request_out_ms = optional_at<double>(c, "request_out_ms");
+    r.client.e2e_ms = optional_at<double>(c, "e2e_ms");
+    r.client.decode_tps = optional_at<double>(c, "decode_tps");
+    r.client.first_event_ms = optional_at<double>(c, "first_event_ms");
+    r.client.first_reasoning_ms = optional_at<double>(c, "first_reasoning_ms");
     r.client.reasoning_tokens = c.value("reasoning_tokens", 0);
   }
   if (j.contains("server")) {
     const auto& s = j["server"];
     r.server.raw = s.value("raw", nlohmann::json::object());
-    r.server.prompt_n = get<int>(s, "prompt_n");
-    r.server.prompt_total = get<int>(s, "prompt_total");
-    r.server.cache_n = get<int>(s, "cache_n");
-    r.server.prompt_ms = get<double>(s, "prompt_ms");
-    r.server.predicted_n = get<int>(s, "predicted_n");
-    r.server.predicted_ms = get<double>(s, "predicted_ms");
-    r.server.decode_tps = get<double>(s, "decode_tps");
+    r.server.prompt_n = optional_at<int>(s, "prompt_n");
+    r.server.prompt_total = optional_at<int>(s, "prompt_total");
+    r.server.cache_n = optional_at<int>(s, "cache_n");
+    r.server.prompt_ms = optional_at<double>(s, "prompt_ms");
+    r.server.predicted_n = optional_at<int>(s, "predicted_n");
+    r.server.predicted_ms = optional_at<double>(s, "predicted_ms");
+    r.server.decode_tps = optional_at<double>(s, "decode_tps");
   }
   return r;
 }

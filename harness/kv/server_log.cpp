@@ -3,6 +3,8 @@
 #include <cmath>
 #include <regex>
 
+#include "harness/core/optional_json.h"
+
 namespace kvbench::kv {
 namespace {
 
@@ -131,27 +133,16 @@ std::optional<std::uint64_t> logged_buffer_bytes(const ServerLogMemory& memory,
   return total;
 }
 
-namespace {
-template <typename T>
-nlohmann::json opt_json(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-template <typename T>
-std::optional<T> opt_from(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && !j[key].is_null() ? std::optional<T>(j[key].get<T>()) : std::nullopt;
-}
-}  // namespace
-
 void to_json(nlohmann::json& out, const ServerLogMemory& memory) {
   nlohmann::json kv = nlohmann::json::array();
   for (const KvTotals& t : memory.kv) {
     kv.push_back({{"cache", t.cache},
                   {"component", t.component},
                   {"size_mib", t.size_mib},
-                  {"cells", opt_json(t.cells)},
-                  {"layers", opt_json(t.layers)},
-                  {"seqs", opt_json(t.seqs)},
-                  {"streams", opt_json(t.streams)},
+                  {"cells", or_null(t.cells)},
+                  {"layers", or_null(t.layers)},
+                  {"seqs", or_null(t.seqs)},
+                  {"streams", or_null(t.streams)},
                   {"type_k", t.type_k},
                   {"type_v", t.type_v},
                   {"k_mib", t.k_mib},
@@ -165,17 +156,18 @@ void to_json(nlohmann::json& out, const ServerLogMemory& memory) {
                        {"kind", b.kind},
                        {"mib", b.mib}});
   }
-  out = {{"kv", kv}, {"buffers", buffers}, {"kv_bytes", opt_json(logged_kv_bytes(memory))}};
+  out = {{"kv", kv}, {"buffers", buffers}, {"kv_bytes", or_null(logged_kv_bytes(memory))}};
 }
 
 void from_json(const nlohmann::json& in, ServerLogMemory& memory) {
   memory = {};
   for (const auto& t : in.value("kv", nlohmann::json::array())) {
     memory.kv.push_back({t.value("cache", ""), t.value("component", ""), t.value("size_mib", 0.0),
-                         opt_from<std::uint64_t>(t, "cells"), opt_from<std::uint32_t>(t, "layers"),
-                         opt_from<std::uint32_t>(t, "seqs"), opt_from<std::uint32_t>(t, "streams"),
-                         t.value("type_k", ""), t.value("type_v", ""), t.value("k_mib", 0.0),
-                         t.value("v_mib", 0.0)});
+                         optional_at<std::uint64_t>(t, "cells"),
+                         optional_at<std::uint32_t>(t, "layers"),
+                         optional_at<std::uint32_t>(t, "seqs"),
+                         optional_at<std::uint32_t>(t, "streams"), t.value("type_k", ""),
+                         t.value("type_v", ""), t.value("k_mib", 0.0), t.value("v_mib", 0.0)});
   }
   for (const auto& b : in.value("buffers", nlohmann::json::array())) {
     memory.buffers.push_back({b.value("cache", ""), b.value("component", ""),

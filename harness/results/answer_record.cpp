@@ -1,6 +1,6 @@
 #include "harness/results/answer_record.h"
 
-#include "harness/results/optional_json.h"
+#include "harness/core/optional_json.h"
 
 namespace kvbench::results {
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/results/optional_json.h"
+#include "harness/core/optional_json.h"
 
 namespace kvbench::results {
 

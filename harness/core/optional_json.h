@@ -1,12 +1,12 @@
 #pragma once
-// Optional fields of run.json's typed parts: read as absent when missing or null; written only
-// when present (put_optional), or as null (or_null).
+// Optional fields of kvbench's JSON records (calls, run.json's typed parts, the log's memory): read
+// as absent when missing or null; written only when present (put_optional), or as null (or_null).
 
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
-namespace kvbench::results {
+namespace kvbench {
 
 template <typename T>
 std::optional<T> optional_at(const nlohmann::json& j, const char* key) {
@@ -27,4 +27,4 @@ void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v)
   }
 }
 
-}  // namespace kvbench::results
+}  // namespace kvbench
