@@ -29,6 +29,15 @@ const std::vector<Metric>& metrics() {
   return kMetrics;
 }
 
+const Metric* metric_named(std::string_view key) {
+  for (const auto& m : metrics()) {
+    if (m.key == key) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
 Measured measured(const std::vector<CallRecord>& calls) {
   Measured out;
   for (const auto& c : calls) {
@@ -302,6 +311,7 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
   }
   a.unstable = std::any_of(a.models.begin(), a.models.end(),
                            [](const MetricModel& m) { return !m.validity.empty(); });
+  a.effects = estimate_effects(timed, reference);
   return a;
 }
 
@@ -367,7 +377,10 @@ void to_json(json& j, const Analysis& a) {
        {"probes", a.probes},
        {"timed_ok", a.timed_ok},
        {"timed_failed", a.timed_failed},
-       {"unstable", a.unstable}};
+       {"unstable", a.unstable},
+       {"effects", a.effects.effects},
+       {"effects_withheld", a.effects.withheld},
+       {"spikes", a.effects.spikes}};
   if (a.corr_prompt_time) {
     j["corr_prompt_time"] = *a.corr_prompt_time;
   }

@@ -7,10 +7,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/analysis/effects.h"
 #include "harness/analysis/slowdown.h"
 #include "harness/core/record.h"
 #include "harness/stats/descriptive.h"
@@ -52,6 +54,8 @@ bool single_timed(const CallRecord& r);
 
 // Client TTFT, server prompt time, client and server decode rate.
 const std::vector<Metric>& metrics();
+// The metric of metrics() with this key; nullptr when there is none.
+const Metric* metric_named(std::string_view key);
 
 // Elapsed minutes of each call since the first timed (or probe) call of the run.
 double elapsed_minutes(const CallRecord& r, double first_start_s);
@@ -105,6 +109,8 @@ struct Analysis {
   std::size_t timed_ok = 0;
   std::size_t timed_failed = 0;
   bool unstable = false;  // any model has a validity reason
+  // The headline effects at the level of their independent units (effects.h).
+  Effects effects;
 };
 
 // Analyses the timed calls (and probes) of a run; `seed` drives every bootstrap. When the calls

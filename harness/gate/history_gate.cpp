@@ -15,12 +15,8 @@ namespace kvbench::gate {
 namespace {
 
 stats::Better better_of(const std::string& metric) {
-  for (const auto& m : analysis::metrics()) {
-    if (m.key == metric) {
-      return m.better;
-    }
-  }
-  return stats::Better::higher;
+  const auto* m = analysis::metric_named(metric);
+  return m != nullptr ? m->better : stats::Better::higher;
 }
 
 HistoryEntry start(const SessionValue& v, double margin, std::size_t n) {

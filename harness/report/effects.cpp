@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/report/sections.h"
+
 namespace kvbench::report {
 
 namespace {
@@ -14,12 +16,8 @@ using analysis::Analysis;
 using analysis::MetricModel;
 
 const analysis::Metric& metric_of(const std::string& key) {
-  for (const auto& m : analysis::metrics()) {
-    if (m.key == key) {
-      return m;
-    }
-  }
-  return analysis::metrics().front();
+  const auto* m = analysis::metric_named(key);
+  return m != nullptr ? *m : analysis::metrics().front();
 }
 
 std::string signed_ci(const stats::Coefficient& c, int precision) {
@@ -387,6 +385,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
         "keeps it near 0).\n",
         *a.corr_prompt_time);
   }
+  write_unit_effects_markdown(out, a.effects);
   write_verdict(out, a);
   write_probes(out, a);
   write_diagnostics(out, a);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/counters.h"
+#include "harness/analysis/effects.h"
 #include "harness/report/summary.h"
 
 namespace kvbench::report {
@@ -23,5 +24,8 @@ void write_answers_markdown(std::ostream& out, const RunReport& report);
 // The server's counters beside the calls: one sentence per counter, and report.json's form.
 void write_counters_markdown(std::ostream& out, const std::vector<analysis::CounterCheck>& checks);
 nlohmann::json counters_json(const std::vector<analysis::CounterCheck>& checks);
+
+// The effects at the level of their units (analysis/effects.h), inside the Effects section.
+void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects);
 
 }  // namespace kvbench::report

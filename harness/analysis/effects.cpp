@@ -1,0 +1,336 @@
+#include "harness/analysis/effects.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/analysis.h"
+#include "harness/analysis/effects_detail.h"
+#include "harness/core/error.h"
+#include "harness/core/optional_json.h"
+#include "harness/stats/distributions.h"
+#include "harness/stats/unit_fit.h"
+
+namespace kvbench::analysis {
+
+// An effect from an estimate on the log scale: 100 (e^b - 1) per cent, the interval's ends
+// transformed, the SE by the delta method.
+Effect relative_effect(Effect e) {
+  const double b = e.estimate;
+  e.estimate = 100.0 * std::expm1(b);
+  e.se = 100.0 * std::exp(b) * e.se;
+  e.ci.lower = 100.0 * std::expm1(e.ci.lower);
+  e.ci.upper = 100.0 * std::expm1(e.ci.upper);
+  e.relative = true;
+  return e;
+}
+
+Effect with_t_interval(Effect e, double level) {
+  const double t = stats::t_quantile(0.5 + level / 2, e.df);
+  e.ci = {e.estimate - t * e.se, e.estimate + t * e.se, level};
+  return e;
+}
+
+namespace {
+
+std::vector<RestartFactor> varying_factors(const std::vector<const CallRecord*>& calls,
+                                           const std::string& reference_variant) {
+  const RestartFactor all[] = {
+      {"variant", [](const CallRecord& r) { return r.variant; }, reference_variant},
+      {"cache_type", [](const CallRecord& r) { return r.cache_type; }, "f16"},
+      {"num_ctx", [](const CallRecord& r) { return std::to_string(r.num_ctx); }, ""},
+  };
+  std::vector<RestartFactor> out;
+  for (const auto& f : all) {
+    std::set<std::string> levels;
+    for (const auto* r : calls) {
+      levels.insert(f.level(*r));
+    }
+    if (levels.size() < 2) {
+      continue;
+    }
+    RestartFactor g = f;
+    if (!levels.contains(g.reference)) {
+      // num_ctx: the smallest; otherwise the first in order.
+      g.reference =
+          *std::min_element(levels.begin(), levels.end(), [&](const auto& a, const auto& b) {
+            return f.name == "num_ctx" ? std::stoi(a) < std::stoi(b) : a < b;
+          });
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+// A call's server setting: "cache_type=q8_0" or "cache_type=q8_0,num_ctx=8192"; empty when no
+// restart-level factor varies.
+std::string cell_of(const CallRecord& r, const std::vector<RestartFactor>& factors) {
+  std::string out;
+  for (const auto& f : factors) {
+    out += (out.empty() ? "" : ",") + f.name + "=" + f.level(r);
+  }
+  return out;
+}
+
+std::string reference_cell(const std::vector<RestartFactor>& factors) {
+  std::string out;
+  for (const auto& f : factors) {
+    out += (out.empty() ? "" : ",") + f.name + "=" + f.reference;
+  }
+  return out;
+}
+
+// The one factor in which `cell` differs from `reference`, as "cache_type=q8_0"; empty when they
+// differ in none or several.
+std::string single_difference(const std::string& cell, const std::string& reference) {
+  const auto split = [](const std::string& s) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      const auto comma = s.find(',', start);
+      parts.push_back(s.substr(start, comma - start));
+      if (comma == std::string::npos) {
+        break;
+      }
+      start = comma + 1;
+    }
+    return parts;
+  };
+  const auto a = split(cell);
+  const auto b = split(reference);
+  std::string diff;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i] != b[i]) {
+      if (!diff.empty()) {
+        return "";
+      }
+      diff = a[i];
+    }
+  }
+  return diff;
+}
+
+// What the within-unit fit gives for one metric: the slope of every cell and the interactions.
+struct WithinResult {
+  std::vector<Effect> effects;
+  std::set<std::string> interacting;  // "cache_type=q8_0" where its slope differs (log scale)
+  std::vector<std::size_t> spikes;    // rows of `rows`
+  std::vector<WithheldEffect> withheld;
+};
+
+// One server setting's slope per 1,000 prompt tokens on both scales, fitted with one level per
+// round of its blocks and clustered by round; its spikes found on the log scale.
+struct CellSlope {
+  std::string cell;
+  std::vector<std::size_t> spikes;       // rows of the run's rows
+  std::optional<stats::UnitFit> fit[2];  // linear, log
+  std::string error;
+};
+
+// The within-unit column [k] and beside it k x (the unit's level - their mean), the unit's level
+// on the log scale being the mean of log y - b k over its calls (b from the fit of [k]): a machine
+// whose slow stretches cost more at longer prompts makes the slope depend on the state, and with
+// it the slope is taken at the run's mean state, where a round's state no longer leaves its
+// slope in the residuals. With fewer than 8 units, the column [k] alone.
+Eigen::MatrixXd with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
+                           const std::vector<int>& unit, const std::vector<std::size_t>& exclude) {
+  const double b = stats::unit_fit(x, log_y, unit, exclude).beta(0);
+  std::map<int, std::pair<double, int>> level;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    if (std::find(exclude.begin(), exclude.end(), static_cast<std::size_t>(i)) == exclude.end()) {
+      auto& l = level[unit[static_cast<std::size_t>(i)]];
+      l.first += log_y(i) - b * x(i, 0);
+      ++l.second;
+    }
+  }
+  if (level.size() < 8) {
+    return x;
+  }
+  double mean = 0;
+  for (const auto& [u, l] : level) {
+    mean += l.first / l.second / static_cast<double>(level.size());
+  }
+  Eigen::MatrixXd out(x.rows(), 2);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const auto it = level.find(unit[static_cast<std::size_t>(i)]);
+    const double z = it == level.end() ? 0.0 : it->second.first / it->second.second - mean;
+    out(i, 0) = x(i, 0);
+    out(i, 1) = x(i, 0) * z;
+  }
+  return out;
+}
+
+CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
+                     std::string cell) {
+  CellSlope out;
+  out.cell = std::move(cell);
+  const auto n = static_cast<Eigen::Index>(in_cell.size());
+  Eigen::MatrixXd x(n, 1);
+  Eigen::VectorXd y(n);
+  Eigen::VectorXd log_y(n);
+  std::vector<int> unit;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& row = rows[in_cell[static_cast<std::size_t>(i)]];
+    x(i, 0) = row.call->prompt_tokens / 1000.0;
+    y(i) = row.value;
+    log_y(i) = std::log(row.value);
+    unit.push_back(row.call->block * 100000 + row.call->round);
+  }
+  const auto local = stats::find_spikes(x, log_y, unit, stats::SpikeRule{});
+  for (const auto i : local) {
+    out.spikes.push_back(in_cell[i]);
+  }
+  try {
+    out.fit[0] = stats::unit_fit(with_state(x, log_y, unit, local), y, unit, local);
+    out.fit[1] = stats::unit_fit(with_state(x, log_y, unit, local), log_y, unit, local);
+  } catch (const Error& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+// The slope of every server setting (cell) and, against the reference setting, each level's
+// difference in slope (the interaction). Cells share no rounds, so their estimates are
+// independent: a difference has the Welch-Satterthwaite degrees of freedom of its two parts.
+WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
+                            const std::vector<RestartFactor>& factors) {
+  const std::string ref = reference_cell(factors);
+  std::map<std::string, std::vector<std::size_t>> by_cell;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    by_cell[cell_of(*rows[i].call, factors)].push_back(i);
+  }
+  std::vector<CellSlope> cells;
+  if (by_cell.contains(ref)) {
+    cells.push_back(cell_slope(rows, by_cell.at(ref), ref));
+  }
+  for (const auto& [cell, in_cell] : by_cell) {
+    if (cell != ref) {
+      cells.push_back(cell_slope(rows, in_cell, cell));
+    }
+  }
+  WithinResult out;
+  const auto base = [&](std::string term, bool relative) {
+    Effect e;
+    e.metric = m.key;
+    e.term = std::move(term);
+    e.cluster_unit = "round";
+    e.unit = (relative ? std::string("%") : m.unit) + " per 1,000 prompt tokens";
+    return e;
+  };
+  for (const bool relative : {false, true}) {
+    const int s = relative ? 1 : 0;
+    for (const auto& c : cells) {
+      const std::string term = cells.size() == 1 ? "prompt_ktokens" : "prompt_ktokens@" + c.cell;
+      if (!c.fit[s]) {
+        if (!relative) {
+          out.withheld.push_back({m.key, term, c.error, 0});
+        }
+        continue;
+      }
+      const auto& f = *c.fit[s];
+      Effect e = base(term, relative);
+      e.estimate = f.beta(0);
+      e.se = std::sqrt(f.covariance(0, 0));
+      e.df = f.df;
+      e.clusters = f.clusters;
+      e.se_inflation = e.se / std::sqrt(f.iid_covariance(0, 0));
+      e = with_t_interval(e);
+      out.effects.push_back(relative ? relative_effect(e) : e);
+    }
+    for (std::size_t c = 1; c < cells.size() && cells[0].cell == ref; ++c) {
+      const auto level = single_difference(cells[c].cell, ref);
+      if (level.empty() || !cells[c].fit[s] || !cells[0].fit[s]) {
+        continue;
+      }
+      const auto& a = *cells[c].fit[s];
+      const auto& b = *cells[0].fit[s];
+      const double va = a.covariance(0, 0);
+      const double vb = b.covariance(0, 0);
+      Effect e = base(level + ":prompt_ktokens", relative);
+      e.estimate = a.beta(0) - b.beta(0);
+      e.se = std::sqrt(va + vb);
+      e.df = (va + vb) * (va + vb) / (va * va / a.df + vb * vb / b.df);
+      e.clusters = a.clusters + b.clusters;
+      e.se_inflation = e.se / std::sqrt(a.iid_covariance(0, 0) + b.iid_covariance(0, 0));
+      e = with_t_interval(e);
+      if (relative && (e.ci.lower > 0 || e.ci.upper < 0)) {
+        out.interacting.insert(level);
+      }
+      out.effects.push_back(relative ? relative_effect(e) : e);
+    }
+  }
+  for (const auto& c : cells) {
+    out.spikes.insert(out.spikes.end(), c.spikes.begin(), c.spikes.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+Effects estimate_effects(const std::vector<const CallRecord*>& timed,
+                         const std::string& reference_variant) {
+  Effects out;
+  const auto factors = varying_factors(timed, reference_variant);
+  std::set<int> lengths;
+  for (const auto* r : timed) {
+    lengths.insert(r->prompt_tokens);
+  }
+  for (const auto& m : metrics()) {
+    std::vector<EffectRow> rows;
+    for (const auto* r : timed) {
+      if (const auto v = m.value(*r); v && *v > 0 && std::isfinite(*v)) {
+        rows.push_back({r, *v});
+      }
+    }
+    if (rows.size() < 4) {
+      continue;
+    }
+    WithinResult within;
+    if (lengths.size() > 1) {
+      within = within_effects(m, rows, factors);
+      out.withheld.insert(out.withheld.end(), within.withheld.begin(), within.withheld.end());
+      Spikes s;
+      s.metric = m.key;
+      s.calls = rows.size();
+      for (const auto i : within.spikes) {
+        s.seq.push_back(rows[i].call->seq);
+      }
+      out.spikes.push_back(std::move(s));
+      out.effects.insert(out.effects.end(), within.effects.begin(), within.effects.end());
+    }
+    if (!factors.empty()) {
+      block_effects(m, rows, within.spikes, factors, within.interacting, out);
+    }
+  }
+  return out;
+}
+
+void to_json(nlohmann::json& j, const Effect& e) {
+  j = {{"metric", e.metric},
+       {"term", e.term},
+       {"estimate", e.estimate},
+       {"se", e.se},
+       {"ci", {{"level", e.ci.level}, {"lower", e.ci.lower}, {"upper", e.ci.upper}}},
+       {"df", e.df},
+       {"clusters", e.clusters},
+       {"cluster_unit", e.cluster_unit},
+       {"unit", e.unit},
+       {"relative", e.relative},
+       {"se_inflation", or_null(e.se_inflation)}};
+}
+
+void to_json(nlohmann::json& j, const WithheldEffect& w) {
+  j = {{"metric", w.metric},
+       {"term", w.term},
+       {"reason", w.reason},
+       {"blocks_needed_per_level", w.blocks_needed}};
+}
+
+void to_json(nlohmann::json& j, const Spikes& s) {
+  j = {{"metric", s.metric}, {"calls", s.calls}, {"spikes", s.seq}};
+}
+
+}  // namespace kvbench::analysis

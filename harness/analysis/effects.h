@@ -1,0 +1,76 @@
+#pragma once
+// The run's headline effects with intervals at the level of their independent units
+// (honest-intervals in statistics.md): what changes within a shuffled round (prompt length, and
+// its slope under each server setting) is fitted with one level per round of a block and
+// clustered by round; what needs a server restart (cache type, num_ctx, variant) is judged on
+// blocks, with no interval below four blocks per level. Each effect comes in the run's units
+// (about this run: it scales with the machine's speed) and in a relative form that travels
+// between runs and machines. Spikes are kept out of these fits by a stated rule (stats/unit_fit.h)
+// and counted.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+#include "harness/stats/descriptive.h"
+
+namespace kvbench::analysis {
+
+// One entry of summary.json's analysis.effects. `term` names what changed: "prompt_ktokens"
+// (per 1,000 prompt tokens), "prompt_ktokens@cache_type=q8_0" (that level's own slope),
+// "cache_type=q8_0:prompt_ktokens" (its slope minus the reference level's), "cache_type=q8_0"
+// (the level against the reference, over the blocks), "cache_type=q8_0@prompt_tokens=1024" (the
+// same at one prompt length, where the slopes differ).
+struct Effect {
+  std::string metric;
+  std::string term;
+  double estimate = 0;
+  double se = 0;
+  stats::Interval ci;
+  double df = 0;             // of the t used
+  std::size_t clusters = 0;  // independent units: rounds of blocks, or blocks
+  std::string cluster_unit;  // "round" or "block"
+  std::string unit;          // "ms per 1,000 prompt tokens", "% per 1,000 prompt tokens", "%"
+  bool relative = false;     // the form that travels between runs and machines
+  std::optional<double> se_inflation;  // clustered SE / per-call SE of the same fit
+};
+
+// An effect the run cannot give an honest interval for, and what would.
+struct WithheldEffect {
+  std::string metric;
+  std::string term;
+  std::string reason;
+  int blocks_needed = 0;  // per level, where blocks are missing
+};
+
+// The calls kept out of the effects' fits of one metric as spikes (stats::SpikeRule).
+struct Spikes {
+  std::string metric;
+  std::size_t calls = 0;      // in the fit before the rule
+  std::vector<int> seq;       // the spikes' call numbers
+  std::vector<double> ratio;  // each spike against its fit (2.7: 2.7x its fitted value)
+};
+
+struct Effects {
+  std::vector<Effect> effects;
+  std::vector<WithheldEffect> withheld;
+  std::vector<Spikes> spikes;
+};
+
+// The blocks per level below which a restart-level factor gets no interval.
+inline constexpr int kMinBlocksPerLevel = 4;
+
+// The effects of every metric of metrics() on `timed` (fresh timed calls that succeeded).
+// `reference_variant` is the variant the others are compared with.
+Effects estimate_effects(const std::vector<const CallRecord*>& timed,
+                         const std::string& reference_variant);
+
+void to_json(nlohmann::json& j, const Effect& e);
+void to_json(nlohmann::json& j, const WithheldEffect& w);
+void to_json(nlohmann::json& j, const Spikes& s);
+
+}  // namespace kvbench::analysis
