@@ -312,6 +312,7 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
   a.unstable = std::any_of(a.models.begin(), a.models.end(),
                            [](const MetricModel& m) { return !m.validity.empty(); });
   a.effects = estimate_effects(timed, reference);
+  a.verdict = judge_effects(a.effects);
   return a;
 }
 
@@ -380,7 +381,11 @@ void to_json(json& j, const Analysis& a) {
        {"unstable", a.unstable},
        {"effects", a.effects.effects},
        {"effects_withheld", a.effects.withheld},
-       {"spikes", a.effects.spikes}};
+       {"spikes", a.effects.spikes},
+       {"round_levels", a.effects.round_levels}};
+  if (a.verdict.present) {
+    j["verdict"] = a.verdict;
+  }
   if (a.corr_prompt_time) {
     j["corr_prompt_time"] = *a.corr_prompt_time;
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/effects.h"
+#include "harness/analysis/effects_verdict.h"
 #include "harness/analysis/slowdown.h"
 #include "harness/core/record.h"
 #include "harness/stats/descriptive.h"
@@ -109,8 +110,10 @@ struct Analysis {
   std::size_t timed_ok = 0;
   std::size_t timed_failed = 0;
   bool unstable = false;  // any model has a validity reason
-  // The headline effects at the level of their independent units (effects.h).
+  // The headline effects at the level of their independent units (effects.h), and how far to
+  // trust them (effects_verdict.h).
   Effects effects;
+  EffectsVerdict verdict;
 };
 
 // Analyses the timed calls (and probes) of a run; `seed` drives every bootstrap. When the calls

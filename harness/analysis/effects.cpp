@@ -119,6 +119,7 @@ struct WithinResult {
   std::set<std::string> interacting;  // "cache_type=q8_0" where its slope differs (log scale)
   std::vector<std::size_t> spikes;    // rows of `rows`
   std::vector<WithheldEffect> withheld;
+  std::vector<RoundLevels> round_levels;
 };
 
 // One server setting's slope per 1,000 prompt tokens on both scales, fitted with one level per
@@ -127,7 +128,17 @@ struct CellSlope {
   std::string cell;
   std::vector<std::size_t> spikes;       // rows of the run's rows
   std::optional<stats::UnitFit> fit[2];  // linear, log
+  std::vector<double> levels;            // the rounds' levels in run order
   std::string error;
+};
+
+// A unit's id: its block x kUnitsPerBlock + its round.
+constexpr int kUnitsPerBlock = 100000;
+
+// The within-unit design and the rounds' levels it was built from.
+struct StateDesign {
+  Eigen::MatrixXd x;
+  std::vector<double> levels;  // log scale, in run order, each block's mean removed
 };
 
 // The within-unit column [k] and beside it k x (the unit's level - their mean), the unit's level
@@ -135,8 +146,8 @@ struct CellSlope {
 // whose slow stretches cost more at longer prompts makes the slope depend on the state, and with
 // it the slope is taken at the run's mean state, where a round's state no longer leaves its
 // slope in the residuals. With fewer than 8 units, the column [k] alone.
-Eigen::MatrixXd with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
-                           const std::vector<int>& unit, const std::vector<std::size_t>& exclude) {
+StateDesign with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
+                       const std::vector<int>& unit, const std::vector<std::size_t>& exclude) {
   const double b = stats::unit_fit(x, log_y, unit, exclude).beta(0);
   std::map<int, std::pair<double, int>> level;
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
@@ -146,21 +157,35 @@ Eigen::MatrixXd with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_
       ++l.second;
     }
   }
-  if (level.size() < 8) {
-    return x;
-  }
   double mean = 0;
   for (const auto& [u, l] : level) {
     mean += l.first / l.second / static_cast<double>(level.size());
   }
-  Eigen::MatrixXd out(x.rows(), 2);
+  StateDesign design{x, {}};
+  // The levels in run order (unit ids grow with the block and the round), each block's mean
+  // removed: rounds of one server share its level, which is no state of the machine.
+  std::map<int, std::pair<double, int>> block;
+  for (const auto& [u, l] : level) {
+    auto& in_block = block[u / kUnitsPerBlock];
+    in_block.first += l.first / l.second;
+    ++in_block.second;
+  }
+  for (const auto& [u, l] : level) {
+    const auto& in_block = block[u / kUnitsPerBlock];
+    design.levels.push_back(l.first / l.second - in_block.first / in_block.second);
+  }
+  if (level.size() < 8) {
+    return design;
+  }
+  Eigen::MatrixXd& out = design.x;
+  out.resize(x.rows(), 2);
   for (Eigen::Index i = 0; i < x.rows(); ++i) {
     const auto it = level.find(unit[static_cast<std::size_t>(i)]);
     const double z = it == level.end() ? 0.0 : it->second.first / it->second.second - mean;
     out(i, 0) = x(i, 0);
     out(i, 1) = x(i, 0) * z;
   }
-  return out;
+  return design;
 }
 
 CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
@@ -177,19 +202,42 @@ CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::
     x(i, 0) = row.call->prompt_tokens / 1000.0;
     y(i) = row.value;
     log_y(i) = std::log(row.value);
-    unit.push_back(row.call->block * 100000 + row.call->round);
+    unit.push_back(row.call->block * kUnitsPerBlock + row.call->round);
   }
   const auto local = stats::find_spikes(x, log_y, unit, stats::SpikeRule{});
   for (const auto i : local) {
     out.spikes.push_back(in_cell[i]);
   }
   try {
-    out.fit[0] = stats::unit_fit(with_state(x, log_y, unit, local), y, unit, local);
-    out.fit[1] = stats::unit_fit(with_state(x, log_y, unit, local), log_y, unit, local);
+    const StateDesign design = with_state(x, log_y, unit, local);
+    out.levels = design.levels;
+    out.fit[0] = stats::unit_fit(design.x, y, unit, local);
+    out.fit[1] = stats::unit_fit(design.x, log_y, unit, local);
   } catch (const Error& e) {
     out.error = e.what();
   }
   return out;
+}
+
+RoundLevels round_levels(const Metric& m, const CellSlope& c) {
+  RoundLevels r;
+  r.metric = m.key;
+  r.cell = c.cell;
+  r.levels = c.levels;
+  if (r.levels.size() >= 3) {
+    const std::vector<double> a(r.levels.begin(), r.levels.end() - 1);
+    const std::vector<double> b(r.levels.begin() + 1, r.levels.end());
+    if (const double lag1 = stats::pearson_correlation(a, b); std::isfinite(lag1)) {
+      r.lag1 = lag1;
+    }
+  }
+  if (c.fit[1] && c.fit[1]->beta.size() == 2) {
+    const auto& f = *c.fit[1];
+    r.state_slope = f.beta(1);
+    const double half = stats::t_quantile(0.975, f.df) * std::sqrt(f.covariance(1, 1));
+    r.state_slope_ci = stats::Interval{f.beta(1) - half, f.beta(1) + half, 0.95};
+  }
+  return r;
 }
 
 // The slope of every server setting (cell) and, against the reference setting, each level's
@@ -264,6 +312,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
   }
   for (const auto& c : cells) {
     out.spikes.insert(out.spikes.end(), c.spikes.begin(), c.spikes.end());
+    out.round_levels.push_back(round_levels(m, c));
   }
   return out;
 }
@@ -292,6 +341,8 @@ Effects estimate_effects(const std::vector<const CallRecord*>& timed,
     if (lengths.size() > 1) {
       within = within_effects(m, rows, factors);
       out.withheld.insert(out.withheld.end(), within.withheld.begin(), within.withheld.end());
+      out.round_levels.insert(out.round_levels.end(), within.round_levels.begin(),
+                              within.round_levels.end());
       Spikes s;
       s.metric = m.key;
       s.calls = rows.size();
@@ -331,6 +382,18 @@ void to_json(nlohmann::json& j, const WithheldEffect& w) {
 
 void to_json(nlohmann::json& j, const Spikes& s) {
   j = {{"metric", s.metric}, {"calls", s.calls}, {"spikes", s.seq}};
+}
+
+void to_json(nlohmann::json& j, const RoundLevels& r) {
+  j = {{"metric", r.metric},
+       {"cell", r.cell},
+       {"levels", r.levels},
+       {"lag1", or_null(r.lag1)},
+       {"state_slope", or_null(r.state_slope)}};
+  j["state_slope_ci"] = r.state_slope_ci ? nlohmann::json{{"level", r.state_slope_ci->level},
+                                                          {"lower", r.state_slope_ci->lower},
+                                                          {"upper", r.state_slope_ci->upper}}
+                                         : nlohmann::json(nullptr);
 }
 
 }  // namespace kvbench::analysis

@@ -55,10 +55,24 @@ struct Spikes {
   std::vector<double> ratio;  // each spike against its fit (2.7: 2.7x its fitted value)
 };
 
+// The machine's state as one server setting's rounds saw it: each round's level on the log scale
+// (mean log value less the slope's share, its block's mean removed), in run order.
+struct RoundLevels {
+  std::string metric;
+  std::string cell;  // the server setting; empty when none varies
+  std::vector<double> levels;
+  std::optional<double> lag1;  // correlation of consecutive rounds' levels (3 rounds or more)
+  // From 8 rounds on: how the slope's log changes per unit of the round's log level (the slow
+  // state costing more, or less, per prompt token), with its interval.
+  std::optional<double> state_slope;
+  std::optional<stats::Interval> state_slope_ci;
+};
+
 struct Effects {
   std::vector<Effect> effects;
   std::vector<WithheldEffect> withheld;
   std::vector<Spikes> spikes;
+  std::vector<RoundLevels> round_levels;
 };
 
 // The blocks per level below which a restart-level factor gets no interval.
@@ -72,5 +86,6 @@ Effects estimate_effects(const std::vector<const CallRecord*>& timed,
 void to_json(nlohmann::json& j, const Effect& e);
 void to_json(nlohmann::json& j, const WithheldEffect& w);
 void to_json(nlohmann::json& j, const Spikes& s);
+void to_json(nlohmann::json& j, const RoundLevels& r);
 
 }  // namespace kvbench::analysis

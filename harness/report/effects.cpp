@@ -385,7 +385,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
         "keeps it near 0).\n",
         *a.corr_prompt_time);
   }
-  write_unit_effects_markdown(out, a.effects);
+  write_unit_effects_markdown(out, a.effects, a.verdict);
   write_verdict(out, a);
   write_probes(out, a);
   write_diagnostics(out, a);

@@ -26,6 +26,7 @@ void write_counters_markdown(std::ostream& out, const std::vector<analysis::Coun
 nlohmann::json counters_json(const std::vector<analysis::CounterCheck>& checks);
 
 // The effects at the level of their units (analysis/effects.h), inside the Effects section.
-void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects);
+void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects,
+                                 const analysis::EffectsVerdict& verdict);
 
 }  // namespace kvbench::report

@@ -2,6 +2,7 @@
 // table of each effect in this run's units and in the relative form that travels, with the units
 // it rests on, the spikes kept out and the effects that get no interval.
 
+#include <cctype>
 #include <map>
 #include <ostream>
 #include <string>
@@ -79,9 +80,32 @@ void write_spikes(std::ostream& out, const std::vector<analysis::Spikes>& spikes
       << (parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, "; "))) << ".\n";
 }
 
+// How far to trust the effects: one paragraph per axis.
+void write_verdict_axes(std::ostream& out, const analysis::EffectsVerdict& v) {
+  if (!v.present) {
+    return;
+  }
+  out << "\n**How far to trust these effects.** Noise alone makes a run imprecise, never "
+         "untrustworthy.\n\n";
+  const auto axis = [&](std::string_view name, std::string_view yes, std::string_view no,
+                        const analysis::VerdictAxis& a) {
+    out << fmt::format("- *{}: {}.*", name, a.ok ? yes : no);
+    for (const auto& f : a.findings) {
+      out << " " << static_cast<char>(std::toupper(static_cast<unsigned char>(f[0]))) << f.substr(1)
+          << ".";
+    }
+    out << "\n";
+  };
+  axis("Honest", "yes", "not quite", v.honest);
+  axis("Precise", "every slope's sign is resolved", "not every slope's sign is resolved",
+       v.precise);
+  axis("Structure", "none found", "found", v.structure);
+}
+
 }  // namespace
 
-void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects) {
+void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects,
+                                 const analysis::EffectsVerdict& verdict) {
   if (effects.effects.empty() && effects.withheld.empty()) {
     return;
   }
@@ -114,6 +138,7 @@ void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& eff
   }
   write_spikes(out, effects.spikes);
   write_withheld(out, effects.withheld);
+  write_verdict_axes(out, verdict);
 }
 
 }  // namespace kvbench::report

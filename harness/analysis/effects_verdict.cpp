@@ -1,0 +1,138 @@
+#include "harness/analysis/effects_verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/analysis/analysis.h"
+#include "harness/stats/distributions.h"
+
+namespace kvbench::analysis {
+namespace {
+
+std::string label_of(const std::string& key) {
+  const auto* m = metric_named(key);
+  return m != nullptr ? m->label : key;
+}
+
+std::string where(const std::string& cell) {
+  return cell.empty() ? std::string() : fmt::format(" at {}", cell);
+}
+
+void judge_honest(const Effects& effects, VerdictAxis& axis) {
+  std::size_t fewest = 0;
+  std::size_t most = 0;
+  for (const auto& e : effects.effects) {
+    if (e.cluster_unit == "round") {
+      fewest = fewest == 0 ? e.clusters : std::min(fewest, e.clusters);
+      most = std::max(most, e.clusters);
+    }
+  }
+  for (const auto& r : effects.round_levels) {
+    const double bound = 2.0 / std::sqrt(static_cast<double>(r.levels.size()));
+    if (r.lag1 && r.levels.size() >= 8 && *r.lag1 > bound) {
+      axis.ok = false;
+      axis.findings.push_back(fmt::format(
+          "{}{}: consecutive rounds' levels correlate (r = {:.2f} > 2/sqrt({}) = {:.2f}): the "
+          "machine's state outlasts a round, and the intervals within rounds may be too narrow; "
+          "more calls per round or rounds spaced further apart help",
+          label_of(r.metric), where(r.cell), *r.lag1, r.levels.size(), bound));
+    }
+  }
+  std::set<std::string> withheld;
+  for (const auto& w : effects.withheld) {
+    if (w.blocks_needed > 0 && withheld.insert(w.term).second) {
+      axis.findings.push_back(fmt::format(
+          "`{}` gets no interval: it changes only with a server restart and has too few blocks "
+          "(at least {} per level, alternated A B B A)",
+          w.term, w.blocks_needed));
+    }
+  }
+  if (axis.ok && fewest > 0) {
+    axis.findings.insert(
+        axis.findings.begin(),
+        fmt::format("every interval within rounds rests on its rounds ({} to {}), and consecutive "
+                    "rounds' levels do not correlate beyond chance",
+                    fewest, most));
+  }
+}
+
+void judge_precise(const Effects& effects, VerdictAxis& axis) {
+  for (const auto& e : effects.effects) {
+    if (!e.relative || e.cluster_unit != "round" || !e.term.starts_with("prompt_ktokens")) {
+      continue;
+    }
+    // On the log scale, where the interval is symmetric: the SE of b from the relative SE
+    // (delta method: se = 100 e^b se_b), the smallest change found as a factor.
+    const double se_b = e.se / (100 + e.estimate);
+    const double mde =
+        std::exp((stats::t_quantile(0.975, e.df) + stats::t_quantile(0.8, e.df)) * se_b);
+    const bool resolved = e.ci.lower > 0 || e.ci.upper < 0;
+    const auto at = e.term.find('@');
+    const std::string cell = at == std::string::npos ? std::string() : e.term.substr(at + 1);
+    axis.ok = axis.ok && resolved;
+    axis.findings.push_back(fmt::format(
+        "{} per 1,000 prompt tokens{}: {:+.1f} % [{:+.1f}, {:+.1f}] over {} rounds; the smallest "
+        "change in it this run would find (80 % power) is a factor of {:.2f}, and {} more rounds "
+        "would bring that to {:.2f}",
+        label_of(e.metric), where(cell), e.estimate, e.ci.lower, e.ci.upper, e.clusters, mde,
+        3 * e.clusters, std::sqrt(mde)));
+  }
+}
+
+void judge_structure(const Effects& effects, VerdictAxis& axis) {
+  for (const auto& r : effects.round_levels) {
+    if (!r.state_slope_ci || (r.state_slope_ci->lower <= 0 && r.state_slope_ci->upper >= 0)) {
+      continue;
+    }
+    axis.ok = false;
+    // A round 10 % slower than the run's mean: log level + log 1.1.
+    const double steeper = 100 * std::expm1(*r.state_slope * std::log(1.1));
+    axis.findings.push_back(fmt::format(
+        "{}{}: the cost per prompt token differs between fast and slow rounds (in a round 10 % "
+        "slower, the factor per 1,000 prompt tokens changes by {:+.1f} %): the machine's slow "
+        "stretches are not a plain slow-down of every call, the slope describes this run's mix "
+        "of them, and another run's mix gives another slope",
+        label_of(r.metric), where(r.cell), steeper));
+  }
+  for (const auto& e : effects.effects) {
+    if (e.relative && e.term.ends_with(":prompt_ktokens") && (e.ci.lower > 0 || e.ci.upper < 0)) {
+      axis.findings.push_back(fmt::format(
+          "{}: `{}` changes the cost per prompt token ({:+.1f} % [{:+.1f}, {:+.1f}]): each "
+          "setting's slope is given, and its level at each prompt length",
+          label_of(e.metric), e.term.substr(0, e.term.find(':')), e.estimate, e.ci.lower,
+          e.ci.upper));
+    }
+  }
+  if (axis.findings.empty()) {
+    axis.findings.push_back(
+        "no effect differs between fast and slow rounds, and no server setting changes the cost "
+        "per prompt token");
+  }
+}
+
+}  // namespace
+
+EffectsVerdict judge_effects(const Effects& effects) {
+  EffectsVerdict v;
+  v.present = !effects.effects.empty() || !effects.withheld.empty();
+  if (!v.present) {
+    return v;
+  }
+  judge_honest(effects, v.honest);
+  judge_precise(effects, v.precise);
+  judge_structure(effects, v.structure);
+  return v;
+}
+
+void to_json(nlohmann::json& j, const VerdictAxis& a) {
+  j = {{"ok", a.ok}, {"findings", a.findings}};
+}
+
+void to_json(nlohmann::json& j, const EffectsVerdict& v) {
+  j = {{"honest", v.honest}, {"precise", v.precise}, {"structure", v.structure}};
+}
+
+}  // namespace kvbench::analysis
