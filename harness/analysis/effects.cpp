@@ -364,7 +364,7 @@ void to_json(nlohmann::json& j, const Effect& e) {
        {"term", e.term},
        {"estimate", e.estimate},
        {"se", e.se},
-       {"ci", {{"level", e.ci.level}, {"lower", e.ci.lower}, {"upper", e.ci.upper}}},
+       {"ci", e.ci},
        {"df", e.df},
        {"clusters", e.clusters},
        {"cluster_unit", e.cluster_unit},
@@ -389,11 +389,8 @@ void to_json(nlohmann::json& j, const RoundLevels& r) {
        {"cell", r.cell},
        {"levels", r.levels},
        {"lag1", or_null(r.lag1)},
-       {"state_slope", or_null(r.state_slope)}};
-  j["state_slope_ci"] = r.state_slope_ci ? nlohmann::json{{"level", r.state_slope_ci->level},
-                                                          {"lower", r.state_slope_ci->lower},
-                                                          {"upper", r.state_slope_ci->upper}}
-                                         : nlohmann::json(nullptr);
+       {"state_slope", or_null(r.state_slope)},
+       {"state_slope_ci", or_null(r.state_slope_ci)}};
 }
 
 }  // namespace kvbench::analysis

@@ -129,7 +129,8 @@ void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& eff
       if (e.relative) {
         continue;
       }
-      const auto* r = relative.count({e.metric, e.term}) ? relative[{e.metric, e.term}] : nullptr;
+      const auto found = relative.find({e.metric, e.term});
+      const auto* r = found != relative.end() ? found->second : nullptr;
       out << fmt::format("| {} | {} | {} | {} | {} {}s | {} |\n", metric_label(e.metric),
                          term_words(e.term), value_ci(e), r ? value_ci(*r) : "-", e.clusters,
                          e.cluster_unit,
