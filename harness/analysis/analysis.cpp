@@ -309,10 +309,12 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
       a.probes.push_back(std::move(p));
     }
   }
-  a.unstable = std::any_of(a.models.begin(), a.models.end(),
-                           [](const MetricModel& m) { return !m.validity.empty(); });
+  std::vector<stats::ValidityReason> checks;
+  for (const auto& m : a.models) {
+    checks.insert(checks.end(), m.validity.begin(), m.validity.end());
+  }
   a.effects = estimate_effects(timed, reference);
-  a.verdict = judge_effects(a.effects);
+  a.verdict = judge_effects(a.effects, checks);
   return a;
 }
 
@@ -378,7 +380,6 @@ void to_json(json& j, const Analysis& a) {
        {"probes", a.probes},
        {"timed_ok", a.timed_ok},
        {"timed_failed", a.timed_failed},
-       {"unstable", a.unstable},
        {"effects", a.effects.effects},
        {"effects_withheld", a.effects.withheld},
        {"spikes", a.effects.spikes},

@@ -109,7 +109,6 @@ struct Analysis {
   std::optional<double> corr_prompt_time;  // correlation of prompt length with elapsed time
   std::size_t timed_ok = 0;
   std::size_t timed_failed = 0;
-  bool unstable = false;  // any model has a validity reason
   // The headline effects at the level of their independent units (effects.h), and how far to
   // trust them (effects_verdict.h).
   Effects effects;

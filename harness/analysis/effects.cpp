@@ -129,6 +129,7 @@ struct CellSlope {
   std::vector<std::size_t> spikes;       // rows of the run's rows
   std::optional<stats::UnitFit> fit[2];  // linear, log
   std::vector<double> levels;            // the rounds' levels in run order
+  std::vector<int> blocks;               // each level's block
   std::string error;
 };
 
@@ -139,6 +140,7 @@ constexpr int kUnitsPerBlock = 100000;
 struct StateDesign {
   Eigen::MatrixXd x;
   std::vector<double> levels;  // log scale, in run order, each block's mean removed
+  std::vector<int> blocks;     // each level's block
 };
 
 // The within-unit column [k] and beside it k x (the unit's level - their mean), the unit's level
@@ -161,7 +163,7 @@ StateDesign with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
   for (const auto& [u, l] : level) {
     mean += l.first / l.second / static_cast<double>(level.size());
   }
-  StateDesign design{x, {}};
+  StateDesign design{x, {}, {}};
   // The levels in run order (unit ids grow with the block and the round), each block's mean
   // removed: rounds of one server share its level, which is no state of the machine.
   std::map<int, std::pair<double, int>> block;
@@ -173,6 +175,7 @@ StateDesign with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
   for (const auto& [u, l] : level) {
     const auto& in_block = block[u / kUnitsPerBlock];
     design.levels.push_back(l.first / l.second - in_block.first / in_block.second);
+    design.blocks.push_back(u / kUnitsPerBlock);
   }
   if (level.size() < 8) {
     return design;
@@ -211,33 +214,13 @@ CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::
   try {
     const StateDesign design = with_state(x, log_y, unit, local);
     out.levels = design.levels;
+    out.blocks = design.blocks;
     out.fit[0] = stats::unit_fit(design.x, y, unit, local);
     out.fit[1] = stats::unit_fit(design.x, log_y, unit, local);
   } catch (const Error& e) {
     out.error = e.what();
   }
   return out;
-}
-
-RoundLevels round_levels(const Metric& m, const CellSlope& c) {
-  RoundLevels r;
-  r.metric = m.key;
-  r.cell = c.cell;
-  r.levels = c.levels;
-  if (r.levels.size() >= 3) {
-    const std::vector<double> a(r.levels.begin(), r.levels.end() - 1);
-    const std::vector<double> b(r.levels.begin() + 1, r.levels.end());
-    if (const double lag1 = stats::pearson_correlation(a, b); std::isfinite(lag1)) {
-      r.lag1 = lag1;
-    }
-  }
-  if (c.fit[1] && c.fit[1]->beta.size() == 2) {
-    const auto& f = *c.fit[1];
-    r.state_slope = f.beta(1);
-    const double half = stats::t_quantile(0.975, f.df) * std::sqrt(f.covariance(1, 1));
-    r.state_slope_ci = stats::Interval{f.beta(1) - half, f.beta(1) + half, 0.95};
-  }
-  return r;
 }
 
 // The slope of every server setting (cell) and, against the reference setting, each level's
@@ -312,7 +295,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
   }
   for (const auto& c : cells) {
     out.spikes.insert(out.spikes.end(), c.spikes.begin(), c.spikes.end());
-    out.round_levels.push_back(round_levels(m, c));
+    out.round_levels.push_back(round_levels(m, c.cell, c.levels, c.blocks, c.fit[1]));
   }
   return out;
 }
@@ -382,15 +365,6 @@ void to_json(nlohmann::json& j, const WithheldEffect& w) {
 
 void to_json(nlohmann::json& j, const Spikes& s) {
   j = {{"metric", s.metric}, {"calls", s.calls}, {"spikes", s.seq}};
-}
-
-void to_json(nlohmann::json& j, const RoundLevels& r) {
-  j = {{"metric", r.metric},
-       {"cell", r.cell},
-       {"levels", r.levels},
-       {"lag1", or_null(r.lag1)},
-       {"state_slope", or_null(r.state_slope)},
-       {"state_slope_ci", or_null(r.state_slope_ci)}};
 }
 
 }  // namespace kvbench::analysis

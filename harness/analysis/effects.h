@@ -61,11 +61,21 @@ struct RoundLevels {
   std::string metric;
   std::string cell;  // the server setting; empty when none varies
   std::vector<double> levels;
+  std::vector<int> blocks;     // each level's block (server start)
   std::optional<double> lag1;  // correlation of consecutive rounds' levels (3 rounds or more)
   // From 8 rounds on: how the slope's log changes per unit of the round's log level (the slow
   // state costing more, or less, per prompt token), with its interval.
   std::optional<double> state_slope;
   std::optional<stats::Interval> state_slope_ci;
+  // A change of TTFT's level that came once and stayed, inside one block (stats::find_step over
+  // its rounds, a shift of at least 50 %): the first block where one is found.
+  struct Step {
+    int block = 0;
+    std::size_t round = 0;  // the after segment's first round, counted from 0 within the block
+    double relative = 0;    // 100 (e^shift - 1) %
+    double p = 1;           // Bonferroni-adjusted over the splits tried
+  };
+  std::optional<Step> step;
 };
 
 struct Effects {

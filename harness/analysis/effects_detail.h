@@ -2,6 +2,7 @@
 // What the two halves of the effects (effects.cpp: within rounds; block_effects.cpp: over server
 // blocks) share.
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/effects.h"
 #include "harness/core/record.h"
+#include "harness/stats/unit_fit.h"
 
 namespace kvbench::analysis {
 
@@ -39,5 +41,12 @@ void block_effects(const Metric& m, const std::vector<EffectRow>& rows,
                    const std::vector<std::size_t>& spikes,
                    const std::vector<RestartFactor>& factors,
                    const std::set<std::string>& interacting, Effects& out);
+
+// One server setting's rounds' levels (log scale, run order, each block's mean removed) with
+// their blocks, their lag-1 correlation, the slope's dependence on them from the fit on the log
+// scale, and the first lasting change of the machine's speed (TTFT only).
+RoundLevels round_levels(const Metric& m, std::string cell, const std::vector<double>& levels,
+                         const std::vector<int>& blocks,
+                         const std::optional<stats::UnitFit>& log_fit);
 
 }  // namespace kvbench::analysis

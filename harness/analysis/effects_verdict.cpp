@@ -82,7 +82,24 @@ void judge_precise(const Effects& effects, VerdictAxis& axis) {
   }
 }
 
+void judge_steps(const Effects& effects, VerdictAxis& axis) {
+  for (const auto& r : effects.round_levels) {
+    if (!r.step) {
+      continue;
+    }
+    axis.ok = false;
+    axis.findings.push_back(fmt::format(
+        "{}{}: the machine's speed changed once and stayed changed (from round {} of server start "
+        "{} on, the level moved {:+.0f} %, p = {:.2g} over the splits tried): effects within "
+        "rounds are measured on both sides of it, but the run's absolute levels and the headline's "
+        "smooth drift mix two speeds",
+        label_of(r.metric), where(r.cell), r.step->round + 1, r.step->block + 1, r.step->relative,
+        r.step->p));
+  }
+}
+
 void judge_structure(const Effects& effects, VerdictAxis& axis) {
+  judge_steps(effects, axis);
   for (const auto& r : effects.round_levels) {
     if (!r.state_slope_ci || (r.state_slope_ci->lower <= 0 && r.state_slope_ci->upper >= 0)) {
       continue;
@@ -106,16 +123,17 @@ void judge_structure(const Effects& effects, VerdictAxis& axis) {
           e.ci.upper));
     }
   }
-  if (axis.findings.empty()) {
-    axis.findings.push_back(
-        "no effect differs between fast and slow rounds, and no server setting changes the cost "
-        "per prompt token");
-  }
 }
 
 }  // namespace
 
-EffectsVerdict judge_effects(const Effects& effects) {
+bool speaks_to_trust(const std::string& rule) {
+  return rule == "valid_calls" || rule == "failed_calls" || rule == "corr_x_t" ||
+         rule == "throttling";
+}
+
+EffectsVerdict judge_effects(const Effects& effects,
+                             const std::vector<stats::ValidityReason>& checks) {
   EffectsVerdict v;
   v.present = !effects.effects.empty() || !effects.withheld.empty();
   if (!v.present) {
@@ -124,6 +142,22 @@ EffectsVerdict judge_effects(const Effects& effects) {
   judge_honest(effects, v.honest);
   judge_precise(effects, v.precise);
   judge_structure(effects, v.structure);
+  // Failed calls leave the rest a sample that may not be fair; a shuffle that failed ties prompt
+  // length to time; throttling is the machine changing its own speed.
+  std::set<std::string> said;
+  for (const auto& c : checks) {
+    if (!speaks_to_trust(c.rule) || !said.insert(c.message).second) {
+      continue;
+    }
+    VerdictAxis& axis = c.rule == "corr_x_t" || c.rule == "throttling" ? v.structure : v.honest;
+    axis.ok = false;
+    axis.findings.push_back(c.message);
+  }
+  if (v.structure.findings.empty()) {
+    v.structure.findings.push_back(
+        "no effect differs between fast and slow rounds, no server setting changes the cost per "
+        "prompt token, and the machine's speed did not change once and stay changed");
+  }
   return v;
 }
 

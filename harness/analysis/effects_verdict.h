@@ -4,7 +4,8 @@
 // machine's state does not outlast a round (consecutive rounds' levels correlate by no more than
 // 2/sqrt(rounds)). Precise: how wide each headline interval is, the smallest change the run
 // resolves and what would narrow it. Structure that biases: an effect that differs between fast
-// and slow rounds. Noise alone makes a run imprecise, never untrustworthy.
+// and slow rounds, a change of the machine's speed that came once and stayed, a shuffle that
+// failed. Noise alone makes a run imprecise, never untrustworthy.
 
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis/effects.h"
+#include "harness/stats/validity.h"
 
 namespace kvbench::analysis {
 
@@ -27,7 +29,14 @@ struct EffectsVerdict {
   VerdictAxis structure;  // ok: nothing found that an interval would not show
 };
 
-EffectsVerdict judge_effects(const Effects& effects);
+// `checks` are the call-level rules that speak to trust rather than noise (stats/validity.h:
+// failed or too few calls, prompt length confounded with time, throttling); the rules on spread
+// and drift are noise, which the intervals hold.
+EffectsVerdict judge_effects(const Effects& effects,
+                             const std::vector<stats::ValidityReason>& checks = {});
+
+// Whether a validity rule speaks to trust (kept by judge_effects) rather than to noise.
+bool speaks_to_trust(const std::string& rule);
 
 void to_json(nlohmann::json& j, const VerdictAxis& a);
 void to_json(nlohmann::json& j, const EffectsVerdict& v);

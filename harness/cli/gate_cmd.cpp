@@ -108,7 +108,11 @@ nlohmann::json run_validity(const gate::RunInputs& in, const std::string& baseli
   for (const auto& m : a.models) {
     models[m.metric] = m.validity;
   }
-  return {{"unstable", a.unstable}, {"validity", models}, {"warnings", in.loaded.warnings}};
+  nlohmann::json out = {{"validity", models}, {"warnings", in.loaded.warnings}};
+  if (a.verdict.present) {
+    out["verdict"] = a.verdict;
+  }
+  return out;
 }
 
 gate::GateReport interleaved_report(const gate::LoopResult& r, const gate::RunInputs& in,

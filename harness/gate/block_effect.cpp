@@ -62,36 +62,4 @@ std::optional<BlockEffect> block_effect(const std::vector<const CallRecord*>& ro
   return out;
 }
 
-std::optional<double> within_block_durbin_watson(const std::vector<const CallRecord*>& rows,
-                                                 const stats::OlsFit& fit) {
-  if (rows.size() != static_cast<std::size_t>(fit.residuals.size())) {
-    return std::nullopt;
-  }
-  std::map<int, std::pair<double, std::size_t>> sums;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    auto& [sum, n] = sums[rows[i]->block];
-    sum += fit.residuals[static_cast<Eigen::Index>(i)];
-    ++n;
-  }
-  std::vector<double> e(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& [sum, n] = sums[rows[i]->block];
-    e[i] = fit.residuals[static_cast<Eigen::Index>(i)] - sum / static_cast<double>(n);
-  }
-  double num = 0.0;
-  double den = 0.0;
-  for (std::size_t i = 0; i < e.size(); ++i) {
-    den += e[i] * e[i];
-    if (i > 0 && rows[i]->block == rows[i - 1]->block) {
-      num += (e[i] - e[i - 1]) * (e[i] - e[i - 1]);
-    }
-  }
-  // Pairs across a block boundary are left out of the numerator; scale to the pairs counted.
-  const std::size_t pairs = e.size() - sums.size();
-  if (pairs == 0 || den <= 0.0) {
-    return std::nullopt;
-  }
-  return num / den * static_cast<double>(e.size() - 1) / static_cast<double>(pairs);
-}
-
 }  // namespace kvbench::gate

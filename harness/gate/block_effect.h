@@ -33,10 +33,4 @@ std::optional<BlockEffect> block_effect(const std::vector<const CallRecord*>& ro
                                         const std::map<std::string, double>& effects,
                                         const std::string& baseline, const std::string& candidate);
 
-// Durbin-Watson of the residuals after each block's mean residual is taken out, over run order
-// within blocks: serial correlation that the block levels (already judged by block_effect) do
-// not explain. Nothing when no block has two rows or the rows do not match the fit.
-std::optional<double> within_block_durbin_watson(const std::vector<const CallRecord*>& rows,
-                                                 const stats::OlsFit& fit);
-
 }  // namespace kvbench::gate

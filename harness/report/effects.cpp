@@ -318,14 +318,18 @@ void write_headline(std::ostream& out, const Analysis& a) {
 
 }  // namespace
 
-// Which metrics the validity rules object to, each with its reasons, which they pass, and which
-// had nothing to fit.
-void write_verdict(std::ostream& out, const Analysis& a) {
-  if (!a.unstable) {
+// What the validity rules measured, per metric, which they pass, and which had nothing to fit.
+// They are facts about this run: noise and drift in them widen the intervals, and only failed
+// calls, a failed shuffle and throttling reach the verdict on trust.
+void write_validity_measured(std::ostream& out, const Analysis& a) {
+  if (std::all_of(a.models.begin(), a.models.end(),
+                  [](const MetricModel& m) { return m.validity.empty(); })) {
     out << "\nThe validity rules found nothing to object to.\n";
     return;
   }
-  out << "\n**The run is marked unstable** (see validity below): read the effects with care.\n\n";
+  out << "\nWhat the validity rules measured (see validity below). Noise and drift widen the "
+         "intervals and never make a run untrustworthy on their own; failed calls, a failed "
+         "shuffle and throttling are part of how far to trust the effects.\n\n";
   std::vector<std::string> passed;
   std::vector<std::string> unfitted;
   bool spread = false;
@@ -386,7 +390,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
         *a.corr_prompt_time);
   }
   write_unit_effects_markdown(out, a.effects, a.verdict);
-  write_verdict(out, a);
+  write_validity_measured(out, a);
   write_probes(out, a);
   write_diagnostics(out, a);
   write_descriptive(out, a);

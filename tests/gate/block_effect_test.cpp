@@ -61,16 +61,5 @@ TEST(BlockEffect, NothingWithoutDegreesOfFreedomOrMatchingRows) {
   EXPECT_FALSE(block_effect(two.rows(), two.fit, {{"b", 0.0}}, "a", "b"));
 }
 
-TEST(WithinBlockDurbinWatson, BlockLevelsAloneAreNoSerialCorrelation) {
-  // Residuals that are constant inside each block but differ between blocks: the call-level DW
-  // would be near 0; within blocks nothing is left, so there is nothing to judge.
-  const Fixture levels({0.1, 0.1, -0.1, -0.1, 0.2, 0.2, -0.2, -0.2});
-  EXPECT_FALSE(within_block_durbin_watson(levels.rows(), levels.fit));
-  // Alternating signs inside every block: after the block means, e = (+d, -d) per block, so the
-  // numerator counts 4 within-block steps of (2d)^2 over 8 d^2, scaled by 7 / 4 pairs: 3.5.
-  const Fixture alternating({0.11, 0.09, -0.09, -0.11, 0.21, 0.19, -0.19, -0.21});
-  EXPECT_NEAR(*within_block_durbin_watson(alternating.rows(), alternating.fit), 3.5, 1e-9);
-}
-
 }  // namespace
 }  // namespace kvbench::gate

@@ -11,9 +11,9 @@
 // variants after 6 sets. Later the same VM got noisier: llama-server's own decode rate over 16
 // calls in a row, with no kvbench involved (curl to /completion, 64 tokens), ran 112-192 tok/s,
 // and two A/A runs of this test read a residual CV of 23 % (decode) and 17 % (TTFT) on the log
-// model, which the gate rightly calls unstable. So these scenarios state their limits: residual
-// CV up to 30 %, decode margin 25 %, TTFT margin 10 % (the default), and up to 6
-// counterbalanced sets. The planted
+// model, which the gate then called unstable. So these scenarios state their limits: residual
+// CV up to 30 % (still read; noise now widens the bounds instead of vetoing a pass), decode
+// margin 25 %, TTFT margin 10 % (the default), and up to 6 counterbalanced sets. The planted
 // change moves decode by about -90 % and TTFT by about +360 %.
 
 #include <fstream>
