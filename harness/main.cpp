@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   kvbench::cli::setup_reproduce_command(app, exit_code);
   kvbench::cli::setup_capacity_command(app, exit_code);
   kvbench::cli::setup_compare_command(app, exit_code);
+  kvbench::cli::setup_repeat_command(app, exit_code);
   kvbench::cli::setup_model_command(app);
   kvbench::cli::setup_kv_command(app);
   kvbench::cli::setup_completion_command(app);  // last: it walks the others

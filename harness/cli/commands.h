@@ -14,5 +14,6 @@ void setup_history_command(CLI::App& app, int& exit_code);
 void setup_reproduce_command(CLI::App& app, int& exit_code);
 void setup_capacity_command(CLI::App& app, int& exit_code);
 void setup_compare_command(CLI::App& app, int& exit_code);
+void setup_repeat_command(CLI::App& app, int& exit_code);
 
 }  // namespace kvbench::cli

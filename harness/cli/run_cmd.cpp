@@ -7,6 +7,7 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
+#include "harness/cli/run_report.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
@@ -46,6 +47,31 @@ run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& r
   return servers::run_scenario(s, ro);
 }
 
+// kvbench run; returns its exit code.
+int run_run(const RunCliOptions& o) {
+  // What stdout (and any -o) carries once the run ends, checked before anything starts.
+  const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
+  const run::RunOptions ro = to_run_options(o.server);
+  if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
+    throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
+  }
+  const run::RunSummary summary = run_or_continue(o, ro);
+  const auto report = write_run_report(summary.run_dir, targets);
+  fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
+             summary.run_dir.string());
+  if (!summary.complete) {
+    fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
+    return process::stop_requested() ? 128 + process::stop_signal() : 1;
+  }
+  // A failing server is a measurement, but a run short of its plan does not pass as one.
+  const auto short_of_plan = report::shortfalls(report);
+  for (const auto& why : short_of_plan) {
+    fmt::print(stderr, "kvbench run: {}\n", why);
+  }
+  return short_of_plan.empty() ? 0 : 3;
+}
+}  // namespace
+
 // The report stays with the run: report.md and summary.json (what `kvbench report --json`
 // writes), replaced whole, so stdout can be redirected into a clean Markdown file; then the
 // outputs asked for.
@@ -71,31 +97,6 @@ report::RunReport write_run_report(const std::filesystem::path& run_dir,
   });
   return report;
 }
-
-// kvbench run; returns its exit code.
-int run_run(const RunCliOptions& o) {
-  // What stdout (and any -o) carries once the run ends, checked before anything starts.
-  const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
-  const run::RunOptions ro = to_run_options(o.server);
-  if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
-    throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
-  }
-  const run::RunSummary summary = run_or_continue(o, ro);
-  const auto report = write_run_report(summary.run_dir, targets);
-  fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
-             summary.run_dir.string());
-  if (!summary.complete) {
-    fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
-    return process::stop_requested() ? 128 + process::stop_signal() : 1;
-  }
-  // A failing server is a measurement, but a run short of its plan does not pass as one.
-  const auto short_of_plan = report::shortfalls(report);
-  for (const auto& why : short_of_plan) {
-    fmt::print(stderr, "kvbench run: {}\n", why);
-  }
-  return short_of_plan.empty() ? 0 : 3;
-}
-}  // namespace
 
 void setup_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunCliOptions>();

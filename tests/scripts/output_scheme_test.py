@@ -109,6 +109,16 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, _ = run("compare", a, b, "--format", "tsv")
     check(rows_of(out, "\t") == crows, "compare tsv = csv")
 
+    # repeat: md, json, csv, tsv.
+    code, out, _ = run("repeat", "--runs", quick, quick, "--format", "csv")
+    rrows = rows_of(out, ",")
+    code2, out2, _ = run("repeat", "--runs", quick, quick, "--format", "json")
+    rj = json.loads(out2)
+    check(code == 0 and code2 == 0 and len(rrows) - 1 == len(rj["effects"]) > 0
+          and rrows[0][:3] == ["metric", "term", "unit"], "repeat csv has a row per JSON effect")
+    code, out, _ = run("repeat", "--runs", quick, quick, "--format", "tsv")
+    check(rows_of(out, "\t") == rrows, "repeat tsv = csv")
+
     # kv: md, json, csv, tsv.
     code, out, _ = run("kv", "--preset", "small", "--format", "csv", "-c", "2048,4096")
     krows = rows_of(out, ",")

@@ -83,6 +83,11 @@ for run in runs:
                             exits=(1,) if conversation else (0,))),
           f"compare {run}")
 
+# The same run twice: no spread between them, every effect still given over the runs.
+quick = [r for r in runs if os.path.basename(r) == "quickstart"][0]
+valid("kvbench.repeat.v1", json.loads(output("repeat", "--runs", quick, quick, "--format", "json")),
+      "repeat --runs quickstart quickstart")
+
 for scenario in sorted(glob.glob(os.path.join(source, "scenarios", "*.json"))):
     valid("kvbench.plan.v1", json.loads(output("plan", scenario, "--format", "json")),
           f"plan {scenario}")

@@ -40,7 +40,7 @@ struct Rates {
 
 // Sets of `n` runs, each with its own SE (0.5 to 2) and a t(8) error `understated` times that SE,
 // plus a run-to-run component of SD `tau`.
-Rates simulate(std::size_t n, double understated, double tau, std::uint64_t seed) {
+Rates simulate_sets(std::size_t n, double understated, double tau, std::uint64_t seed) {
   Rng rng(seed);
   boost::random::uniform_real_distribution<double> se_of(0.5, 2.0);
   boost::random::student_t_distribution<double> t8(8.0);
@@ -63,7 +63,7 @@ Rates simulate(std::size_t n, double understated, double tau, std::uint64_t seed
 // Honest SEs: the calibration rejects at about alpha (measured 0.058; 2,000 sets, Monte Carlo SE
 // 0.005), and the interval over runs covers at about 0.95.
 TEST(AcrossRuns, HonestSesPassTheCalibrationAtAlpha) {
-  const Rates honest = simulate(30, 1.0, 0.0, 3);
+  const Rates honest = simulate_sets(30, 1.0, 0.0, 3);
   std::cout << "[ monte carlo ] honest SEs, 30 runs: rejected " << honest.rejected << ", covered "
             << honest.covered << "\n";
   EXPECT_LT(honest.rejected, 0.07);
@@ -76,8 +76,8 @@ TEST(AcrossRuns, HonestSesPassTheCalibrationAtAlpha) {
 // component the single runs' SEs leave out (0.93 at 30 runs): both are found; the interval over
 // runs still covers.
 TEST(AcrossRuns, UnderstatedSesAndARunToRunComponentAreFound) {
-  const Rates understated = simulate(20, 1.5, 0.0, 4);
-  const Rates between = simulate(30, 1.0, 1.5, 5);
+  const Rates understated = simulate_sets(20, 1.5, 0.0, 4);
+  const Rates between = simulate_sets(30, 1.0, 1.5, 5);
   std::cout << "[ monte carlo ] rejected with SEs understated 1.5x at 20 runs: "
             << understated.rejected << "; with tau = 1.5 at 30 runs: " << between.rejected
             << " (covered " << between.covered << ")\n";

@@ -1,0 +1,158 @@
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/data_files.h"
+#include "harness/cli/output.h"
+#include "harness/cli/run_report.h"
+#include "harness/cli/server_options.h"
+#include "harness/core/error.h"
+#include "harness/process/signals.h"
+#include "harness/report/repeat.h"
+#include "harness/results/results.h"
+#include "harness/run/runner.h"
+#include "harness/servers/sessions.h"
+
+namespace kvbench::cli {
+
+namespace {
+
+const std::vector<std::string>& repeat_formats() {
+  static const std::vector<std::string> formats{"md", "json", "csv", "tsv"};
+  return formats;
+}
+
+struct RepeatCliOptions {
+  int count = 0;
+  std::string scenario;
+  std::vector<std::string> runs;  // --runs: existing run folders, nothing run
+  ServerCliOptions server;
+  OutputOptions out;
+};
+
+constexpr int kMaxRepeats = 1000;
+
+std::string scenario_name(const results::RunManifest& m) {
+  return m.scenario.contains("name") && m.scenario["name"].is_string()
+             ? m.scenario["name"].get<std::string>()
+             : m.scenario_file;
+}
+
+report::RepeatRun repeat_run(const std::string& dir, const report::RunReport& r) {
+  return {dir, results::first_scenario_hash(r.run), r.analysis.effects};
+}
+
+// Reads the run folders of --runs: each must be a run of the same scenario (by name).
+std::vector<report::RepeatRun> read_runs(const std::vector<std::string>& dirs, std::string& name) {
+  std::vector<report::RepeatRun> runs;
+  for (const auto& dir : dirs) {
+    auto loaded = results::load_run(dir);
+    for (const auto& w : loaded.warnings) {
+      fmt::print(stderr, "warning: {}: {}\n", dir, w);
+    }
+    const std::string its = scenario_name(loaded.run);
+    if (runs.empty()) {
+      name = its;
+    } else if (its != name) {
+      throw InputError(
+          fmt::format("kvbench repeat --runs: {} is a run of '{}', {} of '{}': "
+                      "expected runs of one scenario",
+                      dir, its, dirs.front(), name));
+    }
+    const auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
+                                             std::move(loaded.warnings), loaded.answers);
+    runs.push_back(repeat_run(dir, report));
+  }
+  return runs;
+}
+
+// Runs the scenario o.count times, each a run of its own (a fresh managed server for each), its
+// report beside it. Sets `exit_code` as `kvbench run` would for the worst of them; stops at a run
+// that ended incomplete.
+std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::string& name,
+                                           int& exit_code) {
+  const run::RunOptions ro = to_run_options(o.server);
+  const auto s = run::with_overrides(scenario::load_scenario(scenario_argument(o.scenario)), ro);
+  results::check_writable_folder(ro.results_root, "--results");
+  process::install_signal_handlers();
+  name = s.name;
+  std::vector<report::RepeatRun> runs;
+  for (int i = 1; i <= o.count; ++i) {
+    fmt::print(stderr, "kvbench repeat: run {} of {}\n", i, o.count);
+    const run::RunSummary summary = servers::run_scenario(s, ro);
+    const auto report = write_run_report(summary.run_dir, {});
+    fmt::print(stderr, "results: {}\n", summary.run_dir.string());
+    if (!summary.complete) {
+      fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
+      exit_code = process::stop_requested() ? 128 + process::stop_signal() : 1;
+      break;
+    }
+    for (const auto& why : report::shortfalls(report)) {
+      fmt::print(stderr, "kvbench repeat: {}: {}\n", summary.run_dir.string(), why);
+      exit_code = 3;
+    }
+    runs.push_back(repeat_run(summary.run_dir.string(), report));
+  }
+  return runs;
+}
+
+int run_repeat(const RepeatCliOptions& o) {
+  const auto targets = resolve_outputs(o.out, repeat_formats(), "repeat");
+  if (o.runs.empty() == o.scenario.empty()) {
+    throw InputError("kvbench repeat: give N and a scenario file, or --runs RUN_DIR RUN_DIR ...");
+  }
+  if (!o.runs.empty() && o.runs.size() < 2) {
+    throw InputError("kvbench repeat --runs: expected 2 run folders or more");
+  }
+  if (o.runs.empty() && (o.count < 2 || o.count > kMaxRepeats)) {
+    throw InputError(
+        fmt::format("kvbench repeat: N: expected 2 to {} runs, got {}", kMaxRepeats, o.count));
+  }
+  std::string name;
+  int exit_code = 0;
+  const auto runs = o.runs.empty() ? run_repeats(o, name, exit_code) : read_runs(o.runs, name);
+  if (runs.size() < 2) {
+    fmt::print(stderr, "kvbench repeat: {} complete run(s), too few to compare\n", runs.size());
+    return exit_code == 0 ? 1 : exit_code;
+  }
+  const auto r = report::repeat_report(name, runs);
+  write_outputs(targets, [&](std::ostream& out, const std::string& format) {
+    if (format == "md") {
+      report::write_repeat_markdown(out, r);
+    } else if (format == "json") {
+      out << report::to_json(r).dump(2) << "\n";
+    } else {
+      report::repeat_table(r).write(out, format);
+    }
+  });
+  return exit_code;
+}
+
+}  // namespace
+
+void setup_repeat_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<RepeatCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "repeat",
+      "Run a scenario N times (a fresh managed server each time) and give each headline effect "
+      "over the runs: its mean with an interval over runs, the Birge ratio of the single runs' "
+      "intervals and the run-to-run component; or read finished runs (--runs)");
+  auto* count_opt = cmd->add_option("N", o->count, "How many runs (2 or more)")->type_name("N");
+  auto* scenario_opt =
+      cmd->add_option("scenario", o->scenario,
+                      "Scenario file (JSON, comments allowed; - for stdin), or the name of a "
+                      "bundled one")
+          ->type_name("FILE");
+  auto* runs_opt = cmd->add_option("--runs", o->runs,
+                                   "Read these finished runs of one scenario instead; runs nothing")
+                       ->type_name("RUN_DIR")
+                       ->expected(2, kMaxRepeats);
+  count_opt->excludes(runs_opt);
+  scenario_opt->excludes(runs_opt);
+  add_server_options(cmd, o->server, "Folder the run folders are created in");
+  add_output_options(cmd, o->out, repeat_formats());
+  cmd->callback([o, &exit_code] { exit_code = run_repeat(*o); });
+}
+
+}  // namespace kvbench::cli
