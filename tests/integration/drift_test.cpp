@@ -1,7 +1,8 @@
-// A slow-down planted on the real llama-server: a smooth one must be seen (whether the headline
-// effects stay where quiet runs put them is printed), a step must be flagged as structure. The
-// server is started by hand and stopped for a growing share of every 20 ms (slowdown_plant.h) while
-// kvbench measures it attached.
+// A slow-down planted on the real llama-server: a smooth one must be seen and must leave the
+// relative prompt effect within rounds where two quiet runs put it (whether the g(t) headline
+// stays there is printed), a step must be flagged as structure. The server is started by hand and
+// stopped for a growing share of every 20 ms (slowdown_plant.h) while kvbench measures it
+// attached.
 
 #include <unistd.h>
 
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 
 struct Headline {
   analysis::HeadlineEffect ttft;
-  double ttft_additive = 0;  // the additive model's slope, for comparison
+  double ttft_additive = 0;                       // the additive model's slope, for comparison
+  std::optional<analysis::Effect> ttft_relative;  // per cent per 1,000 tokens, within rounds
   double g_end = 1;
   double minutes = 0;
   std::vector<stats::ValidityReason> validity;
@@ -41,6 +43,11 @@ Headline headline(const fs::path& run_dir) {
     }
   }
   h.structure_ok = report.analysis.verdict.structure.ok;
+  for (const auto& e : report.analysis.effects.effects) {
+    if (e.metric == "ttft_ms" && e.term == "prompt_ktokens" && e.relative) {
+      h.ttft_relative = e;
+    }
+  }
   for (const auto& m : report.analysis.models) {
     if (m.metric != "ttft_ms" || !m.slowdown) {
       continue;
@@ -146,6 +153,21 @@ TEST_F(PlantedDrift, SmoothSlowDownLeavesTheHeadlineWithinItsCi) {
               within ? "within" : "outside",
               100 * std::abs(slowed.ttft_additive / quiet_additive - 1));
   ::testing::Test::RecordProperty("headline_within_quiet_runs_uncertainty", within ? 1 : 0);
+  // The relative effect within rounds is what a slow-down must leave alone: each round's level
+  // takes the machine's speed out, and a per cent per 1,000 tokens does not scale with it. Judged
+  // as the headline above would be: against both quiet runs, their spread counted.
+  ASSERT_TRUE(quiet.ttft_relative && after.ttft_relative && slowed.ttft_relative);
+  const auto& q1 = *quiet.ttft_relative;
+  const auto& q2 = *after.ttft_relative;
+  const auto& s = *slowed.ttft_relative;
+  const double rel_between = std::abs(q1.estimate - q2.estimate) / std::sqrt(2.0);
+  const double rel_se =
+      std::sqrt(s.se * s.se + (q1.se * q1.se + q2.se * q2.se) / 4 + rel_between * rel_between);
+  const double rel_quiet = (q1.estimate + q2.estimate) / 2;
+  std::printf("relative: quiet %+.1f and %+.1f, slowed %+.1f %% per 1,000 tokens (%.1f SEs)\n",
+              q1.estimate, q2.estimate, s.estimate, std::abs(s.estimate - rel_quiet) / rel_se);
+  EXPECT_LT(std::abs(s.estimate - rel_quiet), 2.6 * rel_se)
+      << "a smooth slow-down moved the relative effect";
 }
 
 TEST_F(PlantedDrift, StepSlowDownIsFlagged) {
