@@ -191,6 +191,31 @@ StateDesign with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
   return design;
 }
 
+// One column per prompt length but the first (1 where the call has that length): a spike is a
+// call far from its own length's level in its round. Against a straight line in the length, the
+// curve of log TTFT (prefill's intercept and L^2 term make it bend) would widen the residuals'
+// scale until a call three times as long as its neighbours no longer stands out.
+Eigen::MatrixXd length_columns(const Eigen::MatrixXd& k) {
+  std::vector<double> levels;
+  for (Eigen::Index i = 0; i < k.rows(); ++i) {
+    if (std::find(levels.begin(), levels.end(), k(i, 0)) == levels.end()) {
+      levels.push_back(k(i, 0));
+    }
+  }
+  std::sort(levels.begin(), levels.end());
+  if (levels.size() < 2) {
+    return k;
+  }
+  Eigen::MatrixXd out =
+      Eigen::MatrixXd::Zero(k.rows(), static_cast<Eigen::Index>(levels.size()) - 1);
+  for (Eigen::Index i = 0; i < k.rows(); ++i) {
+    for (std::size_t j = 1; j < levels.size(); ++j) {
+      out(i, static_cast<Eigen::Index>(j) - 1) = k(i, 0) == levels[j] ? 1.0 : 0.0;
+    }
+  }
+  return out;
+}
+
 CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
                      std::string cell) {
   CellSlope out;
@@ -207,7 +232,7 @@ CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::
     log_y(i) = std::log(row.value);
     unit.push_back(row.call->block * kUnitsPerBlock + row.call->round);
   }
-  const auto local = stats::find_spikes(x, log_y, unit, stats::SpikeRule{});
+  const auto local = stats::find_spikes(length_columns(x), log_y, unit, stats::SpikeRule{});
   for (const auto i : local) {
     out.spikes.push_back(in_cell[i]);
   }

@@ -75,7 +75,8 @@ void write_spikes(std::ostream& out, const std::vector<analysis::Spikes>& spikes
                                   s.calls, fmt::join(seq, ", ")));
     }
   }
-  out << "\nSpikes (a call at least 50 % and 5 robust standard deviations off its round's fit: "
+  out << "\nSpikes (a call at least 50 % and 5 robust standard deviations off its prompt length's "
+         "level in its round: "
          "kept in the record and the tables, out of these fits): "
       << (parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, "; "))) << ".\n";
 }
