@@ -36,33 +36,48 @@ void record(const std::filesystem::path& run_dir, const results::PrecisionStatus
   results::write_json_atomic(run_dir / "run.json", json(loaded.run));
 }
 
+// Whether an effect's term (analysis::Effect::term) is a form of the scenario's precision effect:
+// prompt_ktokens, or one setting's slope (prompt_ktokens@cache_type=q8_0); num_ctx_k, a num_ctx
+// level's effect (num_ctx=4096, or at one prompt length); cache_type=<type>, its effect in either
+// form. Interactions (a difference of slopes) are not the effect.
+bool names(const std::string& term, const std::string& effect) {
+  if (term.find(':') != std::string::npos) {
+    return false;
+  }
+  if (effect == "num_ctx_k") {
+    return term.starts_with("num_ctx=");
+  }
+  return term == effect || term.starts_with(effect + "@");
+}
+
 }  // namespace
 
 PrecisionCheck check_precision(const results::LoadedRun& run, const scenario::Precision& p) {
   PrecisionCheck out;
   const auto a = analysis::analyze(analysis::measured(run.calls).singles, run.run.seed());
-  for (const auto& m : a.models) {
-    if (m.metric != p.metric) {
+  // The widest of the effect's forms binds: every server setting's slope, every prompt length's
+  // level effect where the level interacts with it.
+  for (const auto& e : a.effects.effects) {
+    if (e.metric != p.metric || e.relative || !names(e.term, p.effect) || e.estimate == 0) {
       continue;
     }
-    if (!m.slowdown) {
-      out.why = m.slowdown_error.empty() ? m.error : m.slowdown_error;
-      return out;
+    const double half = (e.ci.upper - e.ci.lower) / 2 / std::abs(e.estimate);
+    if (!out.half_width || half > *out.half_width) {
+      out.estimate = e.estimate;
+      out.ci = e.ci;
+      out.half_width = half;
     }
-    for (const auto& e : m.slowdown->effects) {
-      if (e.term == p.effect) {
-        out.estimate = e.estimate;
-        out.ci = e.ci;
-        if (e.estimate != 0) {
-          out.half_width = (e.ci.upper - e.ci.lower) / 2 / std::abs(e.estimate);
-        }
-        return out;
-      }
-    }
-    out.why = fmt::format("the model of {} has no term {}", p.metric, p.effect);
+  }
+  if (out.half_width) {
     return out;
   }
-  out.why = fmt::format("no timed call measured {}", p.metric);
+  for (const auto& w : a.effects.withheld) {
+    if (w.metric == p.metric && names(w.term, p.effect)) {
+      out.why = w.reason;
+      return out;
+    }
+  }
+  out.why = fmt::format("no interval for {} of {} at the level of its units", p.effect, p.metric);
   return out;
 }
 

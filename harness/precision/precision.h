@@ -2,11 +2,16 @@
 // Precision on demand (scenario "precision"), above the run layer, which it drives, and the
 // analysis, which it asks: after the planned calls, one more set of blocks at
 // a time (every server configuration once more, its rounds shuffled afresh, the earlier sets
-// untouched) until the CI of the named headline effect is narrower than the target or the call
-// budget would be passed. run.json's "precision" says which, with each check made.
+// untouched) until the CI of the named effect is narrower than the target or the call budget
+// would be passed. run.json's "precision" says which, with each check made.
 //
-// Stopping on the CI's width, not on the estimate, keeps the CI's coverage close to its level:
-// checked by simulation in tests/stats/drift_model_test.cpp.
+// The CI is the effect's at the level of its units (analysis.effects: clustered by round, or
+// judged on blocks for a factor that needs a restart), so a set adds rounds to a prompt slope
+// and blocks to a cache type or num_ctx, and bursts of a slow machine widen it instead of
+// passing for precision. Where the effect has several forms (a slope per server setting, a
+// level's effect per prompt length), the widest binds. Stopping on the CI's width, not on the
+// estimate, keeps the CI's coverage close to its level: checked by simulation in
+// tests/analysis/precision_stop_test.cpp.
 
 #include <optional>
 #include <string>
@@ -27,7 +32,7 @@ struct PrecisionCheck {
   std::string why;                   // why there is none
 };
 
-// The named effect of a run's headline model, and how wide its CI is.
+// The named effect at the level of its units, and how wide its CI is (the widest form's).
 PrecisionCheck check_precision(const results::LoadedRun& run, const scenario::Precision& p);
 
 // Runs more sets into `summary.run_dir` until the scenario's precision is reached or its budget
