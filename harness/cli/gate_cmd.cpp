@@ -3,6 +3,7 @@
 
 #include "harness/cli/gate_cmd.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -116,7 +117,7 @@ nlohmann::json run_validity(const gate::RunInputs& in, const std::string& baseli
 }
 
 gate::GateReport interleaved_report(const gate::LoopResult& r, const gate::RunInputs& in,
-                                    const scenario::GateConfig& config) {
+                                    const scenario::GateConfig& config, int looks) {
   gate::GateReport report;
   report.title = "kvbench gate: " + in.scenario.name;
   report.mode = "interleaved";
@@ -124,15 +125,19 @@ gate::GateReport interleaved_report(const gate::LoopResult& r, const gate::RunIn
   report.overall = r.gate.overall;
   report.inconclusive_fails = config.inconclusive_fails;
   report.notes.push_back(fmt::format(
-      "run {} ({}): {} block set(s), {} added by the gate; one-sided α={} per test, Holm across "
-      "{} tests",
-      in.session.run_id, in.dir.string(), r.sets, r.extensions, config.alpha,
-      r.gate.entries.size()));
+      "run {} ({}): {} block set(s), {} added by the gate; one-sided α={} per test, spent over "
+      "up to {} look(s) ({:.4g} at each: every look may decide, so each gets its share), Holm "
+      "across {} tests",
+      in.session.run_id, in.dir.string(), r.sets, r.extensions, config.alpha, looks,
+      config.alpha / looks, r.gate.entries.size()));
   report.details = {{"run_dir", in.dir.string()},
                     {"run_id", in.session.run_id},
                     {"sets", r.sets},
                     {"extensions", r.extensions},
                     {"max_sets", config.max_sets},
+                    {"looks", looks},
+                    {"alpha", config.alpha},
+                    {"alpha_per_look", config.alpha / looks},
                     {"gate", r.gate},
                     {"run_validity", run_validity(in, r.gate.baseline)}};
   return report;
@@ -143,16 +148,18 @@ int gate_interleaved(const std::filesystem::path& dir, const GateCliOptions& o, 
   auto in = gate::load_run_inputs(dir);
   auto config = in.scenario.gate;
   apply_overrides(config, o);
+  const int max_sets = may_extend ? std::max(config.max_sets, in.sets) : in.sets;
+  const int looks = gate::planned_looks(in.sets, max_sets);
+  const scenario::GateConfig per_look = gate::spend_alpha(config, looks);
   const auto gate_now = [&] {
-    return gate::gate_run(in.loaded.calls, config, in.variants, in.scenario.seed);
+    return gate::gate_run(in.loaded.calls, per_look, in.variants, in.scenario.seed);
   };
   const auto extend = [&] {
     servers::extend_run(dir, 1, ro);
     in = gate::load_run_inputs(dir);
   };
-  const auto r =
-      gate::gate_until_decided(in.sets, may_extend ? config.max_sets : in.sets, gate_now, extend);
-  return publish(interleaved_report(r, in, config), dir, o);
+  const auto r = gate::gate_until_decided(in.sets, max_sets, gate_now, extend);
+  return publish(interleaved_report(r, in, config, looks), dir, o);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #pragma once
 // The undecided-gate loop of statistics.md §5.4: gate, and while the verdict is INCONCLUSIVE and
-// the run has fewer than max_sets counterbalanced block sets, add one set and gate again.
+// the run has fewer than max_sets counterbalanced block sets, add one set and gate again. Each
+// look may decide, so the level is spent over the looks the loop may take, fixed before the
+// first (Bonferroni: α / looks at each, whose sum keeps the chance of a false FAIL, and of a
+// false PASS, at α however the looks fall).
 
 #include <functional>
 
@@ -16,6 +19,12 @@ struct LoopResult {
 
 // Calls `gate_now` once, then `extend` (which adds one block set) and `gate_now` again while the
 // overall verdict is INCONCLUSIVE and sets < max_sets. `sets` is the run's sets at the start.
+// The looks a run of `sets` sets may take up to `max_sets`: 1 + the sets the loop may add.
+int planned_looks(int sets, int max_sets);
+
+// `config` with its α spent over `looks` (α / looks).
+scenario::GateConfig spend_alpha(scenario::GateConfig config, int looks);
+
 LoopResult gate_until_decided(int sets, int max_sets, const std::function<RunGate()>& gate_now,
                               const std::function<void()>& extend);
 

@@ -61,12 +61,12 @@ const Effect* slope(const Effects& e) {
   return nullptr;
 }
 
-// 400 runs, each from 2 sets on until ±4 % or 10 sets. The CI at the stop covers this run's slope
-// at about its level (Monte Carlo SE 1.3 points; measured 0.925, stopping after 3.5 sets on
-// average, where runs of a fixed 2 or 3 sets cover 0.89-0.91 and of 5 to 10 sets 0.94-0.965: few
-// rounds leave CR2 a little short, and stopping adds nothing to that): an effect in ms is about the server starts it
-// measured, each of which scales it by its speed (the spread between runs is what `kvbench
-// repeat` measures).
+// 400 runs, each from 2 sets on until ±4 % or 10 sets. The truth is this run's slope: an effect in
+// ms is about the server starts it measured, each of which scales it by its speed (the spread
+// between runs is what `kvbench repeat` measures). The CI at the stop covers it at about its
+// level (Monte Carlo SE 1.3 points). Measured: 0.925 after 3.5 sets on average; runs of a fixed
+// 2 or 3 sets cover 0.89-0.91 and of 5 to 10 sets 0.94-0.965, so few rounds leave CR2 a little
+// short and stopping on the width adds nothing to that.
 TEST(PrecisionStop, StoppingOnTheClusteredWidthKeepsTheCoverage) {
   const int runs = 400;
   int covered = 0;
