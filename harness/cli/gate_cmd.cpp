@@ -130,6 +130,21 @@ gate::GateReport interleaved_report(const gate::LoopResult& r, const gate::RunIn
       "across {} tests",
       in.session.run_id, in.dir.string(), r.sets, r.extensions, config.alpha, looks,
       config.alpha / looks, r.gate.entries.size()));
+  for (const auto& e : r.gate.entries) {
+    if (e.verdict != stats::Verdict::inconclusive || !e.result || !e.reason.empty()) {
+      continue;
+    }
+    const auto need = gate::sets_to_decide(*e.result, r.sets);
+    report.notes.push_back(
+        need ? fmt::format("{} {} vs {}: still undecided after {} set(s); if its estimate held, "
+                           "about {} sets in all would decide it (`kvbench run --extend {} "
+                           "--sets {}`, then `kvbench gate --run {}`)",
+                           e.metric, e.candidate, r.gate.baseline, r.sets, *need, in.dir.string(),
+                           *need - r.sets, in.dir.string())
+             : fmt::format("{} {} vs {}: its estimate sits on the margin, where no number of "
+                           "sets decides it",
+                           e.metric, e.candidate, r.gate.baseline));
+  }
   report.details = {{"run_dir", in.dir.string()},
                     {"run_id", in.session.run_id},
                     {"sets", r.sets},

@@ -1,11 +1,26 @@
 #include "harness/gate/loop.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kvbench::gate {
 
 int planned_looks(int sets, int max_sets) {
   return 1 + std::max(0, max_sets - sets);
+}
+
+std::optional<int> sets_to_decide(const stats::GateResult& r, int sets) {
+  const double gap = std::abs(std::log1p(r.margin) - r.slowdown);
+  const double reach = r.t_critical * r.se;
+  if (!(gap > 0) || !(reach > 0) || sets < 1) {
+    return std::nullopt;
+  }
+  const double factor = (reach / gap) * (reach / gap);
+  const double needed = std::ceil(static_cast<double>(sets) * factor);
+  if (!std::isfinite(needed) || needed > 1e6) {
+    return std::nullopt;
+  }
+  return std::max(sets + 1, static_cast<int>(needed));
 }
 
 scenario::GateConfig spend_alpha(scenario::GateConfig config, int looks) {

@@ -6,6 +6,7 @@
 // false PASS, at α however the looks fall).
 
 #include <functional>
+#include <optional>
 
 #include "harness/gate/decision.h"
 
@@ -24,6 +25,12 @@ int planned_looks(int sets, int max_sets);
 
 // `config` with its α spent over `looks` (α / looks).
 scenario::GateConfig spend_alpha(scenario::GateConfig config, int looks);
+
+// The sets a still INCONCLUSIVE entry would need, if its estimate held, for its bound to clear the
+// margin (its SE shrinks as 1/sqrt(sets), its t quantile kept): PASS where the slowdown lies below
+// the margin, FAIL where above. Nothing where the estimate sits on the margin (no number of sets
+// decides it) or the entry has no numbers.
+std::optional<int> sets_to_decide(const stats::GateResult& r, int sets);
 
 LoopResult gate_until_decided(int sets, int max_sets, const std::function<RunGate()>& gate_now,
                               const std::function<void()>& extend);

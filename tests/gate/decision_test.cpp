@@ -1,6 +1,7 @@
 #include "harness/gate/decision.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <gtest/gtest.h>
 
@@ -247,6 +248,34 @@ TEST(GateLoop, DecidedGateIsNotExtended) {
   EXPECT_EQ(r.gate.overall, Verdict::fail);
   EXPECT_EQ(extended, 0);
   EXPECT_EQ(r.sets, 1);
+}
+
+TEST(GateLoop, SpendsAlphaOverTheLooksItMayTake) {
+  EXPECT_EQ(planned_looks(1, 3), 3);
+  EXPECT_EQ(planned_looks(3, 3), 1);
+  EXPECT_EQ(planned_looks(4, 3), 1);
+  scenario::GateConfig c;
+  EXPECT_DOUBLE_EQ(spend_alpha(c, 3).alpha, c.alpha / 3);
+  EXPECT_DOUBLE_EQ(spend_alpha(c, 1).alpha, c.alpha);
+}
+
+// A slowdown of 2 % against a 5 % margin whose upper bound reaches 8 %: the bound must come in by
+// (log 1.05 - log 1.02) / (log 1.08 - log 1.02), so the SE shrinks by that, as 1 / sqrt(sets).
+TEST(GateLoop, SaysHowManySetsWouldDecideAnUndecidedEntry) {
+  stats::GateResult r;
+  r.margin = 0.05;
+  r.slowdown = std::log(1.02);
+  r.t_critical = 2.0;
+  r.se = (std::log(1.08) - std::log(1.02)) / 2.0;
+  const double factor =
+      std::pow((std::log(1.08) - std::log(1.02)) / (std::log(1.05) - std::log(1.02)), 2);
+  EXPECT_EQ(sets_to_decide(r, 2), static_cast<int>(std::ceil(2 * factor)));
+  // A slowdown beyond the margin: sets until the lower bound clears it.
+  r.slowdown = std::log(1.10);
+  EXPECT_GE(sets_to_decide(r, 2).value_or(0), 3);
+  // On the margin: no number of sets decides it.
+  r.slowdown = std::log(1.05);
+  EXPECT_FALSE(sets_to_decide(r, 2).has_value());
 }
 
 }  // namespace
