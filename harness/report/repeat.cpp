@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/analysis/analysis.h"
 #include "harness/core/error.h"
 
 namespace kvbench::report {
@@ -27,6 +28,12 @@ std::string calibration_words(const RepeatedEffect& e) {
   }
   return fmt::format("{} ({:.2f} {} {:.2f})", e.across.honest() ? "honest" : "too narrow",
                      e.across.scores_birge, e.across.honest() ? "≤" : ">", e.across.bound);
+}
+
+// "TTFT" for ttft_ms; the key itself for a metric this version does not know.
+std::string label_of(const std::string& metric) {
+  const auto* m = analysis::metric_named(metric);
+  return m != nullptr ? m->label : metric;
 }
 
 // Decimals that show the runs' SD with two significant digits (0 to 4).
@@ -154,7 +161,7 @@ void write_repeat_markdown(std::ostream& out, const RepeatReport& r) {
            {"calibration", false}});
   for (const auto& e : r.effects) {
     const auto& a = e.across;
-    t.add_row({e.metric + " " + e.term, e.unit, std::to_string(a.runs), mean_ci(a),
+    t.add_row({label_of(e.metric) + " " + e.term, e.unit, std::to_string(a.runs), mean_ci(a),
                fmt::format("{:.{}f}", a.sd, decimals(a.sd)), fmt::format("{:.2f}", a.birge),
                fmt::format("{:.{}f}", std::sqrt(a.tau2), decimals(a.sd)), calibration_words(e)});
   }
