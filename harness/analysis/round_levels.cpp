@@ -8,6 +8,7 @@
 #include "harness/core/optional_json.h"
 #include "harness/stats/change_point.h"
 #include "harness/stats/distributions.h"
+#include "harness/stats/unit_fit.h"
 
 namespace kvbench::analysis {
 
@@ -33,7 +34,7 @@ std::optional<RoundLevels::Step> first_step(const Metric& m, const std::vector<d
     blocks.back().push_back(levels[i]);
   }
   stats::StepRule rule;
-  rule.min_shift = std::log(1.5);
+  rule.min_shift = stats::SpikeRule{}.min_residual;
   rule.alpha = 0.01 / static_cast<double>(std::max<std::size_t>(1, blocks.size()));
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (const auto s = stats::find_step(blocks[b], rule)) {

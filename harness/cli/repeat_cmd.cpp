@@ -33,12 +33,6 @@ struct RepeatCliOptions {
 
 constexpr int kMaxRepeats = 1000;
 
-std::string scenario_name(const results::RunManifest& m) {
-  return m.scenario.contains("name") && m.scenario["name"].is_string()
-             ? m.scenario["name"].get<std::string>()
-             : m.scenario_file;
-}
-
 report::RepeatRun repeat_run(const std::string& dir, const report::RunReport& r) {
   return {dir, results::first_scenario_hash(r.run), r.analysis.effects};
 }
@@ -51,7 +45,7 @@ std::vector<report::RepeatRun> read_runs(const std::vector<std::string>& dirs, s
     for (const auto& w : loaded.warnings) {
       fmt::print(stderr, "warning: {}: {}\n", dir, w);
     }
-    const std::string its = scenario_name(loaded.run);
+    const std::string its = loaded.run.scenario.value("name", loaded.run.scenario_file);
     if (runs.empty()) {
       name = its;
     } else if (its != name) {

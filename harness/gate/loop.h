@@ -18,8 +18,6 @@ struct LoopResult {
   int extensions = 0;  // sets added by the loop
 };
 
-// Calls `gate_now` once, then `extend` (which adds one block set) and `gate_now` again while the
-// overall verdict is INCONCLUSIVE and sets < max_sets. `sets` is the run's sets at the start.
 // The looks a run of `sets` sets may take up to `max_sets`: 1 + the sets the loop may add.
 int planned_looks(int sets, int max_sets);
 
@@ -32,6 +30,8 @@ scenario::GateConfig spend_alpha(scenario::GateConfig config, int looks);
 // decides it) or the entry has no numbers.
 std::optional<int> sets_to_decide(const stats::GateResult& r, int sets);
 
+// Calls `gate_now` once, then `extend` (which adds one block set) and `gate_now` again while the
+// overall verdict is INCONCLUSIVE and sets < max_sets. `sets` is the run's sets at the start.
 LoopResult gate_until_decided(int sets, int max_sets, const std::function<RunGate()>& gate_now,
                               const std::function<void()>& extend);
 

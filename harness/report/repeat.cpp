@@ -23,7 +23,7 @@ struct Gathered {
 };
 
 std::string calibration_words(const RepeatedEffect& e) {
-  if (!e.judged) {
+  if (!e.judged()) {
     return fmt::format("not judged ({:.2f})", e.across.scores_birge);
   }
   return fmt::format("{} ({:.2f} {} {:.2f})", e.across.honest() ? "honest" : "too narrow",
@@ -53,7 +53,7 @@ std::string mean_ci(const stats::AcrossRuns& a) {
 
 bool RepeatReport::calibrated() const {
   for (const auto& e : effects) {
-    if (e.judged && !e.across.honest()) {
+    if (e.judged() && !e.across.honest()) {
       return false;
     }
   }
@@ -110,7 +110,6 @@ RepeatReport repeat_report(const std::string& scenario, const std::vector<Repeat
     RepeatedEffect e;
     std::tie(e.metric, e.term, e.unit) = key;
     e.relative = g.relative;
-    e.judged = g.relative;
     e.estimates = g.estimates;
     e.across = stats::across_runs(g.runs, 0.95, judged_alpha);
     r.effects.push_back(std::move(e));
@@ -205,7 +204,7 @@ nlohmann::json to_json(const RepeatReport& r) {
                        {"scores_birge", a.scores_birge},
                        {"bound", a.bound},
                        {"alpha", a.alpha},
-                       {"judged", e.judged},
+                       {"judged", e.judged()},
                        {"honest", a.honest()}});
   }
   return {{"schema", "kvbench.repeat"},

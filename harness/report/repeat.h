@@ -33,7 +33,7 @@ struct RepeatedEffect {
   bool relative = false;
   std::vector<double> estimates;  // in the runs' order, of the runs that gave it
   stats::AcrossRuns across;
-  bool judged = false;  // relative: its calibration is judged
+  bool judged() const { return relative; }  // only the forms that travel are calibrated
 };
 
 struct RepeatReport {

@@ -48,11 +48,11 @@ TEST(Repeat, GivesEachEffectOverTheRunsAndJudgesTheRelativeOnes) {
   EXPECT_EQ(ms.unit, "ms per 1,000 prompt tokens");
   EXPECT_EQ(ms.estimates, (std::vector<double>{400, 500, 600, 700}));
   EXPECT_DOUBLE_EQ(ms.across.mean, 550);
-  EXPECT_FALSE(ms.judged);
+  EXPECT_FALSE(ms.judged());
   // The ms form moved by 10 SEs between runs: its Birge ratio and tau say so.
   EXPECT_GT(ms.across.birge, 5);
   EXPECT_NEAR(std::sqrt(ms.across.tau2), 129, 1);
-  EXPECT_TRUE(rel.judged);
+  EXPECT_TRUE(rel.judged());
   EXPECT_EQ(r.judged, 1U);
   EXPECT_TRUE(rel.across.honest());
   EXPECT_TRUE(r.calibrated());
