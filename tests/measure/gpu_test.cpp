@@ -2,6 +2,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "harness/process/child.h"
@@ -42,6 +50,43 @@ TEST(GpuMemoryOf, NothingWithoutNvidiaSmiAndZeroForAProcessWithoutGpuWork) {
   } else {
     EXPECT_EQ(used, std::optional<std::uint64_t>(0));  // this test never touches a GPU
   }
+}
+
+std::string read_all(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// On a machine with an NVIDIA GPU: KVBENCH_GPU_HOLDER names tests/measure/gpu_hold.cu built with
+// nvcc. The child holds 1 GiB; kvbench must find it under the child's own pid (what a managed
+// server's block reads) and in the device's used memory. Skipped, saying so, elsewhere.
+TEST(GpuMemoryOf, AChildHoldingGpuMemoryIsFoundByItsPid) {
+  const char* holder = std::getenv("KVBENCH_GPU_HOLDER");
+  if (holder == nullptr || gpu_devices().empty()) {
+    GTEST_SKIP() << "needs an NVIDIA GPU and KVBENCH_GPU_HOLDER (tests/measure/gpu_hold.cu)";
+  }
+  const std::uint64_t used_before = gpu_devices().front().memory_used_bytes.value_or(0);
+  const auto log = std::filesystem::temp_directory_path() / fmt::format("gpu_hold_{}", getpid());
+  std::filesystem::remove(log);
+  process::SpawnSpec spec;
+  spec.argv = {holder, "1024", "120"};
+  spec.log_path = log;
+  auto child = process::ChildProcess::spawn(spec);
+  for (int i = 0; i < 600 && read_all(log).find("ready") == std::string::npos && child.running();
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(read_all(log).find("ready"), std::string::npos) << read_all(log);
+  const auto used = gpu_memory_of(child.pid());
+  const auto devices = gpu_devices();
+  child.stop(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(used.has_value());
+  EXPECT_GE(*used, 1024 * kMiB) << "pid " << child.pid();
+  ASSERT_FALSE(devices.empty());
+  EXPECT_GE(devices.front().memory_used_bytes.value_or(0), used_before + 1024 * kMiB);
+  std::filesystem::remove(log);
 }
 
 }  // namespace
