@@ -33,6 +33,23 @@ Effect relative_effect(Effect e);
 // The t interval of e.estimate ± t(df) e.se at `level`.
 Effect with_t_interval(Effect e, double level = 0.95);
 
+// One server setting's slope per 1,000 prompt tokens on both scales, fitted with one level per
+// round of its blocks and clustered by round, or by server start where it has kMinBlocksPerLevel
+// of them; its spikes found on the log scale.
+struct CellSlope {
+  std::string cell;
+  std::vector<std::size_t> spikes;       // rows of the run's rows
+  std::optional<stats::UnitFit> fit[2];  // linear, log
+  std::vector<double> levels;            // the rounds' levels in run order
+  std::vector<int> blocks;               // each level's block
+  bool by_block = false;                 // clustered by server start, not by round
+  std::string error;
+};
+
+// The slope of the rows `in_cell` of `rows` (one server setting, named `cell`).
+CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
+                     std::string cell);
+
 // The restart-level factors judged on blocks: block means regressed on every varying factor's
 // levels, t with blocks - coefficients degrees of freedom; a factor with fewer than
 // kMinBlocksPerLevel blocks at a level gets no interval. Where a level's slope differs

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -22,13 +23,12 @@ std::string where(const std::string& cell) {
 }
 
 void judge_honest(const Effects& effects, VerdictAxis& axis) {
-  std::size_t fewest = 0;
-  std::size_t most = 0;
+  // The fewest and most independent units of the intervals on each kind of unit.
+  std::map<std::string, std::pair<std::size_t, std::size_t>> units;
   for (const auto& e : effects.effects) {
-    if (e.cluster_unit == "round") {
-      fewest = fewest == 0 ? e.clusters : std::min(fewest, e.clusters);
-      most = std::max(most, e.clusters);
-    }
+    auto& [fewest, most] = units[e.cluster_unit];
+    fewest = fewest == 0 ? e.clusters : std::min(fewest, e.clusters);
+    most = std::max(most, e.clusters);
   }
   for (const auto& r : effects.round_levels) {
     const double bound = 2.0 / std::sqrt(static_cast<double>(r.levels.size()));
@@ -50,20 +50,29 @@ void judge_honest(const Effects& effects, VerdictAxis& axis) {
           w.term, w.blocks_needed));
     }
   }
-  if (axis.ok && fewest > 0) {
+  if (axis.ok && units.contains("round")) {
+    const auto [fewest, most] = units.at("round");
     axis.findings.insert(
         axis.findings.begin(),
         fmt::format("every interval within rounds rests on its rounds ({} to {}), and consecutive "
                     "rounds' levels do not correlate beyond chance",
                     fewest, most));
   }
+  if (units.contains("block")) {
+    const auto [fewest, most] = units.at("block");
+    axis.findings.push_back(fmt::format(
+        "every interval over server starts rests on its starts ({} to {}): a setting that needs "
+        "a restart, and a slope measured under four starts or more, which may each set their own",
+        fewest, most));
+  }
 }
 
 void judge_precise(const Effects& effects, VerdictAxis& axis) {
   for (const auto& e : effects.effects) {
-    if (!e.relative || e.cluster_unit != "round" || !e.term.starts_with("prompt_ktokens")) {
+    if (!e.relative || !e.term.starts_with("prompt_ktokens")) {
       continue;
     }
+    const char* units = e.cluster_unit == "block" ? "server starts" : "rounds";
     // On the log scale, where the interval is symmetric: the SE of b from the relative SE
     // (delta method: se = 100 e^b se_b), the smallest change found as a factor.
     const double se_b = e.se / (100 + e.estimate);
@@ -74,11 +83,11 @@ void judge_precise(const Effects& effects, VerdictAxis& axis) {
     const std::string cell = at == std::string::npos ? std::string() : e.term.substr(at + 1);
     axis.ok = axis.ok && resolved;
     axis.findings.push_back(fmt::format(
-        "{} per 1,000 prompt tokens{}: {:+.1f} % [{:+.1f}, {:+.1f}] over {} rounds; the smallest "
-        "change in it this run would find (80 % power) is a factor of {:.2f}, and {} more rounds "
+        "{} per 1,000 prompt tokens{}: {:+.1f} % [{:+.1f}, {:+.1f}] over {} {}; the smallest "
+        "change in it this run would find (80 % power) is a factor of {:.2f}, and {} more {} "
         "would bring that to {:.2f}",
-        label_of(e.metric), where(cell), e.estimate, e.ci.lower, e.ci.upper, e.clusters, mde,
-        3 * e.clusters, std::sqrt(mde)));
+        label_of(e.metric), where(cell), e.estimate, e.ci.lower, e.ci.upper, e.clusters, units, mde,
+        3 * e.clusters, units, std::sqrt(mde)));
   }
 }
 

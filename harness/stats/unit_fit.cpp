@@ -104,8 +104,17 @@ std::vector<std::size_t> find_spikes(const Eigen::MatrixXd& within, const Eigen:
 }
 
 UnitFit unit_fit(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
-                 const std::vector<int>& unit, const std::vector<std::size_t>& exclude) {
+                 const std::vector<int>& unit, const std::vector<std::size_t>& exclude,
+                 const std::vector<int>& cluster) {
   const UnitDesign d = unit_design(within, y, unit, exclude);
+  if (!cluster.empty() && cluster.size() != unit.size()) {
+    throw Error(fmt::format("unit_fit: {} unit ids and {} cluster ids", unit.size(),
+                            cluster.size()));
+  }
+  std::vector<int> by = d.unit;
+  for (std::size_t r = 0; r < by.size() && !cluster.empty(); ++r) {
+    by[r] = cluster[d.rows[r]];
+  }
   const auto n = d.x.rows();
   const auto k = d.x.cols();
   if (k - d.within < 2) {
@@ -123,7 +132,7 @@ UnitFit unit_fit(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
   }
   const Eigen::VectorXd beta = qr.solve(d.y);
   const Eigen::VectorXd e = d.y - d.x * beta;
-  const ClusteredCovariance v = clustered_covariance(d.x, e, d.unit, ClusterCorrection::cr2);
+  const ClusteredCovariance v = clustered_covariance(d.x, e, by, ClusterCorrection::cr2);
   const double s2 = e.squaredNorm() / static_cast<double>(n - k);
   UnitFit out;
   out.beta = beta.head(d.within);

@@ -27,10 +27,10 @@ struct SpikeRule {
 
 struct UnitFit {
   Eigen::VectorXd beta;            // the within-unit columns' coefficients
-  Eigen::MatrixXd covariance;      // clustered by unit, CR2
+  Eigen::MatrixXd covariance;      // clustered by unit (or the given clusters), CR2
   Eigen::MatrixXd iid_covariance;  // per call (s² (XᵀX)⁻¹ of the same design): for the inflation
   std::size_t n = 0;               // calls in the fit
-  std::size_t clusters = 0;        // units with at least two calls in the fit
+  std::size_t clusters = 0;        // units (or given clusters) with calls in the fit
   double df = 0;                   // clusters - 1
   double residual_sd = 0;          // within units, on y's scale
 };
@@ -42,9 +42,12 @@ std::vector<std::size_t> find_spikes(const Eigen::MatrixXd& within, const Eigen:
                                      const std::vector<int>& unit, const SpikeRule& rule);
 
 // The fit of y on `within` and one level per unit, rows in `exclude` left out; units left with
-// one call drop out. Throws kvbench::Error when fewer than two units or no residual degrees of
-// freedom remain, or the within-unit columns are collinear with the unit levels.
+// one call drop out. Standard errors are clustered by unit, or by `cluster` (N ids, each holding
+// whole units: the server start whose rounds share more than their levels) when it is given.
+// Throws kvbench::Error when fewer than two units or no residual degrees of freedom remain, or the
+// within-unit columns are collinear with the unit levels.
 UnitFit unit_fit(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
-                 const std::vector<int>& unit, const std::vector<std::size_t>& exclude = {});
+                 const std::vector<int>& unit, const std::vector<std::size_t>& exclude = {},
+                 const std::vector<int>& cluster = {});
 
 }  // namespace kvbench::stats

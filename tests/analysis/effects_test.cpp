@@ -380,9 +380,10 @@ TEST(EffectsVerdict, SaysWhatPrecisionTheRunHasAndWhatWouldNarrowIt) {
   ASSERT_TRUE(v.present);
   EXPECT_TRUE(v.precise.ok) << "a planted slope of +172 % per 1,000 tokens is resolved";
   ASSERT_EQ(v.precise.findings.size(), 2U) << "one slope per cache type, TTFT only";
-  EXPECT_NE(v.precise.findings[0].find("over 24 rounds"), std::string::npos)
+  // Four server starts per cache type: each slope rests on its starts, not its 24 rounds.
+  EXPECT_NE(v.precise.findings[0].find("over 4 server starts"), std::string::npos)
       << v.precise.findings[0];
-  EXPECT_NE(v.precise.findings[0].find("72 more rounds"), std::string::npos);
+  EXPECT_NE(v.precise.findings[0].find("12 more server starts"), std::string::npos);
   nlohmann::json j = v;
   EXPECT_TRUE(j["precise"]["ok"].get<bool>());
   EXPECT_TRUE(j["honest"]["findings"].is_array());

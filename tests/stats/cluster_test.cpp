@@ -14,8 +14,11 @@
 #include <boost/random/uniform_01.hpp>
 #include <gtest/gtest.h>
 
+#include "harness/core/error.h"
 #include "harness/core/random.h"
+#include "harness/stats/distributions.h"
 #include "harness/stats/least_squares.h"
+#include "harness/stats/unit_fit.h"
 #include "simulation.h"
 
 namespace kvbench::stats {
@@ -175,6 +178,62 @@ TEST(ClusteredCoverage, IntervalsClusteredByRoundStayHonestUnderEpisodes) {
       EXPECT_LT(c.factor_per_call, 0.85) << "a per-call interval of a between-round factor";
     }
   }
+}
+
+// Four server starts that each set their own slope (SD 0.1 about 1.0 per unit of length), six
+// rounds of three lengths each: rounds share their start's slope, so the interval clustered by
+// round covers the mean slope far too rarely, and the one clustered by start keeps its promise
+// with t(3).
+TEST(UnitFit, ClusteredByStartWhereEachStartSetsItsOwnSlope) {
+  Rng rng(17);
+  boost::random::normal_distribution<double> start_slope(1.0, 0.1);
+  boost::random::normal_distribution<double> noise(0.0, 0.03);
+  const double lengths[] = {0.25, 1.0, 2.0};
+  const int runs = 400;
+  int covered_by_round = 0;
+  int covered_by_start = 0;
+  for (int r = 0; r < runs; ++r) {
+    Eigen::MatrixXd x(4 * 6 * 3, 1);
+    Eigen::VectorXd y(x.rows());
+    std::vector<int> unit;
+    std::vector<int> start;
+    Eigen::Index i = 0;
+    for (int b = 0; b < 4; ++b) {
+      const double slope = start_slope(rng);
+      for (int round = 0; round < 6; ++round) {
+        const double level = noise(rng) * 3;
+        for (const double k : lengths) {
+          x(i, 0) = k;
+          y(i++) = level + slope * k + noise(rng);
+          unit.push_back(b * 100 + round);
+          start.push_back(b);
+        }
+      }
+    }
+    const auto covers = [](const UnitFit& f) {
+      const double half = t_quantile(0.975, f.df) * std::sqrt(f.covariance(0, 0));
+      return std::abs(f.beta(0) - 1.0) <= half;
+    };
+    const UnitFit by_round = unit_fit(x, y, unit);
+    const UnitFit by_start = unit_fit(x, y, unit, {}, start);
+    EXPECT_EQ(by_round.clusters, 24U);
+    ASSERT_EQ(by_start.clusters, 4U);
+    EXPECT_EQ(by_start.df, 3.0);
+    EXPECT_DOUBLE_EQ(by_start.beta(0), by_round.beta(0)) << "the same fit, other units";
+    covered_by_round += covers(by_round) ? 1 : 0;
+    covered_by_start += covers(by_start) ? 1 : 0;
+  }
+  const double round_rate = static_cast<double>(covered_by_round) / runs;
+  const double start_rate = static_cast<double>(covered_by_start) / runs;
+  std::cout << "[ monte carlo ] slope per start: clustered by round covers " << round_rate
+            << ", by start " << start_rate << " (" << runs << " runs)\n";
+  EXPECT_LT(round_rate, 0.8);
+  EXPECT_GT(start_rate, 0.92);
+  EXPECT_LT(start_rate, 0.98);
+  EXPECT_THROW(unit_fit(Eigen::MatrixXd::Ones(4, 1), Eigen::VectorXd::Ones(4), {0, 0, 1, 1}, {},
+                        {0, 1}),
+               Error)
+      << "one cluster id per call";
 }
 
 }  // namespace

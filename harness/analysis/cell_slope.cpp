@@ -1,0 +1,141 @@
+// One server setting's slope: its design, its spikes and its fits on both scales.
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "harness/analysis/effects_detail.h"
+#include "harness/core/error.h"
+#include "harness/stats/unit_fit.h"
+
+namespace kvbench::analysis {
+namespace {
+
+// A unit's id: its block x kUnitsPerBlock + its round.
+constexpr int kUnitsPerBlock = 100000;
+
+// The within-unit design and the rounds' levels it was built from.
+struct StateDesign {
+  Eigen::MatrixXd x;
+  std::vector<double> levels;  // log scale, in run order, each block's mean removed
+  std::vector<int> blocks;     // each level's block
+};
+
+// The within-unit column [k] and beside it k x (the unit's level - their mean), the unit's level
+// on the log scale being the mean of log y - b k over its calls (b from the fit of [k]): a machine
+// whose slow stretches cost more at longer prompts makes the slope depend on the state, and with
+// it the slope is taken at the run's mean state, where a round's state no longer leaves its
+// slope in the residuals. With fewer than 8 units, the column [k] alone.
+StateDesign with_state(const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
+                       const std::vector<int>& unit, const std::vector<std::size_t>& exclude) {
+  const double b = stats::unit_fit(x, log_y, unit, exclude).beta(0);
+  std::map<int, std::pair<double, int>> level;
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    if (std::find(exclude.begin(), exclude.end(), static_cast<std::size_t>(i)) == exclude.end()) {
+      auto& l = level[unit[static_cast<std::size_t>(i)]];
+      l.first += log_y(i) - b * x(i, 0);
+      ++l.second;
+    }
+  }
+  double mean = 0;
+  for (const auto& [u, l] : level) {
+    mean += l.first / l.second / static_cast<double>(level.size());
+  }
+  StateDesign design{x, {}, {}};
+  // The levels in run order (unit ids grow with the block and the round), each block's mean
+  // removed: rounds of one server share its level, which is no state of the machine.
+  std::map<int, std::pair<double, int>> block;
+  for (const auto& [u, l] : level) {
+    auto& in_block = block[u / kUnitsPerBlock];
+    in_block.first += l.first / l.second;
+    ++in_block.second;
+  }
+  for (const auto& [u, l] : level) {
+    const auto& in_block = block[u / kUnitsPerBlock];
+    design.levels.push_back(l.first / l.second - in_block.first / in_block.second);
+    design.blocks.push_back(u / kUnitsPerBlock);
+  }
+  if (level.size() < 8) {
+    return design;
+  }
+  Eigen::MatrixXd& out = design.x;
+  out.resize(x.rows(), 2);
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const auto it = level.find(unit[static_cast<std::size_t>(i)]);
+    const double z = it == level.end() ? 0.0 : it->second.first / it->second.second - mean;
+    out(i, 0) = x(i, 0);
+    out(i, 1) = x(i, 0) * z;
+  }
+  return design;
+}
+
+// One column per prompt length but the first (1 where the call has that length): a spike is a
+// call far from its own length's level in its round. Against a straight line in the length, the
+// curve of log TTFT (prefill's intercept and L^2 term make it bend) would widen the residuals'
+// scale until a call three times as long as its neighbours no longer stands out.
+Eigen::MatrixXd length_columns(const Eigen::MatrixXd& k) {
+  std::vector<double> levels;
+  for (Eigen::Index i = 0; i < k.rows(); ++i) {
+    if (std::find(levels.begin(), levels.end(), k(i, 0)) == levels.end()) {
+      levels.push_back(k(i, 0));
+    }
+  }
+  std::sort(levels.begin(), levels.end());
+  if (levels.size() < 2) {
+    return k;
+  }
+  Eigen::MatrixXd out =
+      Eigen::MatrixXd::Zero(k.rows(), static_cast<Eigen::Index>(levels.size()) - 1);
+  for (Eigen::Index i = 0; i < k.rows(); ++i) {
+    for (std::size_t j = 1; j < levels.size(); ++j) {
+      out(i, static_cast<Eigen::Index>(j) - 1) = k(i, 0) == levels[j] ? 1.0 : 0.0;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
+                     std::string cell) {
+  CellSlope out;
+  out.cell = std::move(cell);
+  const auto n = static_cast<Eigen::Index>(in_cell.size());
+  Eigen::MatrixXd x(n, 1);
+  Eigen::VectorXd y(n);
+  Eigen::VectorXd log_y(n);
+  std::vector<int> unit;
+  std::vector<int> block;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto& row = rows[in_cell[static_cast<std::size_t>(i)]];
+    x(i, 0) = row.call->prompt_tokens / 1000.0;
+    y(i) = row.value;
+    log_y(i) = std::log(row.value);
+    unit.push_back(row.call->block * kUnitsPerBlock + row.call->round);
+    block.push_back(row.call->block);
+  }
+  // A server start may set its own slope (where its memory landed, its threads' placement), which
+  // the rounds of that start share: from kMinBlocksPerLevel starts on, they are the units.
+  if (std::set<int>(block.begin(), block.end()).size() <
+      static_cast<std::size_t>(kMinBlocksPerLevel)) {
+    block.clear();
+  }
+  const auto local = stats::find_spikes(length_columns(x), log_y, unit, stats::SpikeRule{});
+  for (const auto i : local) {
+    out.spikes.push_back(in_cell[i]);
+  }
+  try {
+    const StateDesign design = with_state(x, log_y, unit, local);
+    out.levels = design.levels;
+    out.blocks = design.blocks;
+    out.fit[0] = stats::unit_fit(design.x, y, unit, local, block);
+    out.fit[1] = stats::unit_fit(design.x, log_y, unit, local, block);
+    out.by_block = !block.empty();
+  } catch (const Error& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+}  // namespace kvbench::analysis
