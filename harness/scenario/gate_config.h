@@ -19,7 +19,7 @@ struct GatedMetric {
 struct GateConfig {
   std::vector<GatedMetric> metrics = {{"decode_tps", 0.05, {}}, {"ttft_ms", 0.10, {}}};
   double alpha = 0.05;  // one-sided level of each test
-  int max_sets = 3;     // counterbalanced block sets (ABBA...) at most, extensions included
+  int max_sets = 4;     // counterbalanced block sets (ABBA...) at most, extensions included
   bool inconclusive_fails = true;  // false: an undecided gate ends as a warning (exit 0)
   std::string baseline;            // the reference variant; empty: the first in "variants"
   // Read from scenario files that set it and recorded, no longer judged: the call-to-call spread

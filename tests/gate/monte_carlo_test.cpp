@@ -101,9 +101,9 @@ TEST(GateMonteCarlo, ServerStartsThatDifferRaiseNoFalseAlarms) {
 }
 
 // The FAIL test at its boundary: identical variants against zero margins, where each look's
-// one-sided test rejects at its level. Up to 3 looks at α each would add their chances; spent
-// over the looks (α / 3 at each), the run's false FAILs stay at α (300 runs, Monte Carlo SE 1.3
-// points at 5 %; measured 0.03 spent, 0.098 at α each look over 400 runs).
+// one-sided test rejects at its level. Up to 4 looks (the default max_sets) at α each would add
+// their chances; spent over the looks (α / 4 at each), the run's false FAILs stay at α (300 runs,
+// Monte Carlo SE 1.3 points at 5 %).
 TEST(GateMonteCarlo, ExtensionsKeepTheFalseFailRateAtAlpha) {
   scenario::GateConfig zero;
   for (auto& m : zero.metrics) {
