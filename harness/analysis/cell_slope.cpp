@@ -95,6 +95,46 @@ Eigen::MatrixXd length_columns(const Eigen::MatrixXd& k) {
   return out;
 }
 
+// Log y on each prompt length's own level and the length of the call before it in its block
+// (timed calls; per 1,000 tokens): a server or machine that a long prompt leaves slower (memory to
+// give back, a cache to refill) makes the next call pay for it. Each length has its own level, so
+// that no bend in the metric's curve leaks into the previous length, which within a shuffled round
+// runs against a call's own. nullopt with one length, or where the fit fails.
+std::optional<stats::UnitFit> carry_over_fit(const std::vector<EffectRow>& rows,
+                                             const std::vector<std::size_t>& in_cell,
+                                             const Eigen::MatrixXd& x, const Eigen::VectorXd& log_y,
+                                             const std::vector<int>& unit,
+                                             std::vector<std::size_t> exclude,
+                                             const std::vector<int>& cluster) {
+  const Eigen::MatrixXd own = length_columns(x);
+  if (own.cols() == 1 && own.isApprox(x)) {
+    return std::nullopt;
+  }
+  const auto call = [&](std::size_t i) { return rows[in_cell[i]].call; };
+  std::vector<std::size_t> order(in_cell.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(call(a)->block, call(a)->seq) < std::pair(call(b)->block, call(b)->seq);
+  });
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(x.rows(), own.cols() + 1);
+  d.leftCols(own.cols()) = own;
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const auto i = static_cast<Eigen::Index>(order[p]);
+    if (p > 0 && call(order[p - 1])->block == call(order[p])->block) {
+      d(i, own.cols()) = x(static_cast<Eigen::Index>(order[p - 1]), 0);
+    } else {
+      exclude.push_back(order[p]);
+    }
+  }
+  try {
+    return stats::unit_fit(d, log_y, unit, exclude, cluster);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::size_t>& in_cell,
@@ -132,6 +172,9 @@ CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::
     out.fit[0] = stats::unit_fit(design.x, y, unit, local, block);
     out.fit[1] = stats::unit_fit(design.x, log_y, unit, local, block);
     out.by_block = !block.empty();
+    out.carry_over = carry_over_fit(rows, in_cell, x, log_y, unit, local, block);
+    out.im[0] = stats::group_t_by_units(x, y, unit, local);
+    out.im[1] = stats::group_t_by_units(x, log_y, unit, local);
   } catch (const Error& e) {
     out.error = e.what();
   }

@@ -24,6 +24,10 @@ Effect relative_effect(Effect e) {
   e.se = 100.0 * std::exp(b) * e.se;
   e.ci.lower = 100.0 * std::expm1(e.ci.lower);
   e.ci.upper = 100.0 * std::expm1(e.ci.upper);
+  if (e.im_ci) {
+    e.im_ci->lower = 100.0 * std::expm1(e.im_ci->lower);
+    e.im_ci->upper = 100.0 * std::expm1(e.im_ci->upper);
+  }
   e.relative = true;
   return e;
 }
@@ -168,6 +172,10 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
       e.df = f.df;
       e.clusters = f.clusters;
       e.se_inflation = e.se / std::sqrt(f.iid_covariance(0, 0));
+      if (c.im[s]) {
+        e.im_ci = c.im[s]->ci;
+        e.im_groups = c.im[s]->groups;
+      }
       e = with_t_interval(e);
       out.effects.push_back(relative ? relative_effect(e) : e);
     }
@@ -196,7 +204,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
   }
   for (const auto& c : cells) {
     out.spikes.insert(out.spikes.end(), c.spikes.begin(), c.spikes.end());
-    out.round_levels.push_back(round_levels(m, c.cell, c.levels, c.blocks, c.fit[1]));
+    out.round_levels.push_back(round_levels(m, c.cell, c.levels, c.blocks, c.fit[1], c.carry_over));
   }
   return out;
 }
@@ -254,7 +262,9 @@ void to_json(nlohmann::json& j, const Effect& e) {
        {"cluster_unit", e.cluster_unit},
        {"unit", e.unit},
        {"relative", e.relative},
-       {"se_inflation", or_null(e.se_inflation)}};
+       {"se_inflation", or_null(e.se_inflation)},
+       {"im", e.im_ci ? nlohmann::json{{"groups", e.im_groups}, {"ci", *e.im_ci}}
+                      : nlohmann::json(nullptr)}};
 }
 
 void to_json(nlohmann::json& j, const WithheldEffect& w) {

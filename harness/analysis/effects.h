@@ -38,6 +38,10 @@ struct Effect {
   std::string unit;          // "ms per 1,000 prompt tokens", "% per 1,000 prompt tokens", "%"
   bool relative = false;     // the form that travels between runs and machines
   std::optional<double> se_inflation;  // clustered SE / per-call SE of the same fit
+  // A slope's cross-check: the t interval over 6-8 groups of consecutive rounds, each fitted on
+  // its own (Ibragimov-Mueller, stats/group_t.h), in the effect's units; nullopt elsewhere.
+  std::optional<stats::Interval> im_ci;
+  std::size_t im_groups = 0;
 };
 
 // An effect the run cannot give an honest interval for, and what would.
@@ -77,6 +81,14 @@ struct RoundLevels {
     double p = 1;           // Bonferroni-adjusted over the splits tried
   };
   std::optional<Step> step;
+  // How much slower (per cent) a call runs per 1,000 prompt tokens of the timed call before it in
+  // its block, each length at its own level: what one call leaves behind for the next.
+  struct CarryOver {
+    double relative = 0;
+    stats::Interval ci;
+    double p = 1;  // two-sided, t(df) of the fit's units
+  };
+  std::optional<CarryOver> carry_over;
 };
 
 struct Effects {

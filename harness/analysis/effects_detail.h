@@ -10,6 +10,7 @@
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/effects.h"
 #include "harness/core/record.h"
+#include "harness/stats/group_t.h"
 #include "harness/stats/unit_fit.h"
 
 namespace kvbench::analysis {
@@ -43,6 +44,9 @@ struct CellSlope {
   std::vector<double> levels;            // the rounds' levels in run order
   std::vector<int> blocks;               // each level's block
   bool by_block = false;                 // clustered by server start, not by round
+  std::optional<stats::GroupT> im[2];    // the cross-check over groups of rounds, both scales
+  // Log scale: each length's level and, last, the previous call's length (carry-over).
+  std::optional<stats::UnitFit> carry_over;
   std::string error;
 };
 
@@ -61,9 +65,11 @@ void block_effects(const Metric& m, const std::vector<EffectRow>& rows,
 
 // One server setting's rounds' levels (log scale, run order, each block's mean removed) with
 // their blocks, their lag-1 correlation, the slope's dependence on them from the fit on the log
-// scale, and the first lasting change of the machine's speed (TTFT only).
+// scale, the first lasting change of the machine's speed (TTFT only), and the carry-over from the
+// previous call's length (the last coefficient of `carry_over_fit`).
 RoundLevels round_levels(const Metric& m, std::string cell, const std::vector<double>& levels,
                          const std::vector<int>& blocks,
-                         const std::optional<stats::UnitFit>& log_fit);
+                         const std::optional<stats::UnitFit>& log_fit,
+                         const std::optional<stats::UnitFit>& carry_over_fit);
 
 }  // namespace kvbench::analysis

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/analysis/analysis.h"
 #include "harness/stats/distributions.h"
@@ -20,6 +22,38 @@ std::string label_of(const std::string& key) {
 
 std::string where(const std::string& cell) {
   return cell.empty() ? std::string() : fmt::format(" at {}", cell);
+}
+
+// The width of a relative interval on the log scale, where it is symmetric.
+double log_width(const stats::Interval& ci) {
+  const auto log_of = [](double percent) { return std::log(std::max(1e-300, 1 + percent / 100)); };
+  return log_of(ci.upper) - log_of(ci.lower);
+}
+
+// The Ibragimov-Mueller intervals of TTFT's and the decode rate's slopes beside the clustered
+// ones, with the ratio of their widths on the log scale; nothing where none was computed.
+std::optional<std::string> cross_check(const Effects& effects) {
+  std::vector<std::string> checks;
+  std::size_t groups = 0;
+  for (const auto& e : effects.effects) {
+    if (e.relative && e.im_ci && e.term.starts_with("prompt_ktokens") &&
+        (e.metric == "ttft_ms" || e.metric == "decode_tps")) {
+      const auto at = e.term.find('@');
+      checks.push_back(fmt::format(
+          "{}{} {:+.1f} % [{:+.1f}, {:+.1f}], {:.1f}x the clustered interval's width",
+          label_of(e.metric), where(at == std::string::npos ? "" : e.term.substr(at + 1)),
+          e.estimate, e.im_ci->lower, e.im_ci->upper, log_width(*e.im_ci) / log_width(e.ci)));
+      groups = e.im_groups;
+    }
+  }
+  if (checks.empty()) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "cross-check, with no model of the noise at all (Ibragimov-Mueller: each of {} groups of "
+      "consecutive rounds fitted on its own, t over the groups): {}; much wider there means the "
+      "clustered interval leans on its units more than they bear",
+      groups, fmt::join(checks, "; "));
 }
 
 void judge_honest(const Effects& effects, VerdictAxis& axis) {
@@ -65,6 +99,9 @@ void judge_honest(const Effects& effects, VerdictAxis& axis) {
         "a restart, and a slope measured under four starts or more, which may each set their own",
         fewest, most));
   }
+  if (auto check = cross_check(effects)) {
+    axis.findings.push_back(std::move(*check));
+  }
 }
 
 void judge_precise(const Effects& effects, VerdictAxis& axis) {
@@ -107,8 +144,33 @@ void judge_steps(const Effects& effects, VerdictAxis& axis) {
   }
 }
 
+// Carry-over in TTFT and the decode rate (the server's metrics repeat them), each setting judged at
+// 1 % split over all of them (Bonferroni).
+void judge_carry_over(const Effects& effects, VerdictAxis& axis) {
+  const auto judged = [](const RoundLevels& r) {
+    return r.carry_over && (r.metric == "ttft_ms" || r.metric == "decode_tps");
+  };
+  const auto tests =
+      std::count_if(effects.round_levels.begin(), effects.round_levels.end(), judged);
+  for (const auto& r : effects.round_levels) {
+    if (!judged(r) || r.carry_over->p >= 0.01 / static_cast<double>(tests)) {
+      continue;
+    }
+    const auto& c = *r.carry_over;
+    axis.ok = false;
+    axis.findings.push_back(fmt::format(
+        "{}{}: a call is {:+.1f} % [{:+.1f}, {:+.1f}] off per 1,000 prompt tokens of the call "
+        "before it (p = {:.2g}): one call leaves the server or the machine changed for the next, "
+        "and in shuffled rounds a short call follows a long one more often than a long call "
+        "does, so the slope takes some of it in; a pause or a short call between timed calls, "
+        "or a server that gives back its memory, removes it",
+        label_of(r.metric), where(r.cell), c.relative, c.ci.lower, c.ci.upper, c.p));
+  }
+}
+
 void judge_structure(const Effects& effects, VerdictAxis& axis) {
   judge_steps(effects, axis);
+  judge_carry_over(effects, axis);
   for (const auto& r : effects.round_levels) {
     if (!r.state_slope_ci || (r.state_slope_ci->lower <= 0 && r.state_slope_ci->upper >= 0)) {
       continue;
@@ -165,7 +227,8 @@ EffectsVerdict judge_effects(const Effects& effects,
   if (v.structure.findings.empty()) {
     v.structure.findings.push_back(
         "no effect differs between fast and slow rounds, no server setting changes the cost per "
-        "prompt token, and the machine's speed did not change once and stay changed");
+        "prompt token, the machine's speed did not change once and stay changed, and no call "
+        "carries over to the next");
   }
   return v;
 }

@@ -48,7 +48,8 @@ std::optional<RoundLevels::Step> first_step(const Metric& m, const std::vector<d
 
 RoundLevels round_levels(const Metric& m, std::string cell, const std::vector<double>& levels,
                          const std::vector<int>& blocks,
-                         const std::optional<stats::UnitFit>& log_fit) {
+                         const std::optional<stats::UnitFit>& log_fit,
+                         const std::optional<stats::UnitFit>& carry_over_fit) {
   RoundLevels r;
   r.metric = m.key;
   r.cell = std::move(cell);
@@ -68,6 +69,16 @@ RoundLevels round_levels(const Metric& m, std::string cell, const std::vector<do
     const double half = stats::t_quantile(0.975, f.df) * std::sqrt(f.covariance(1, 1));
     r.state_slope_ci = stats::Interval{f.beta(1) - half, f.beta(1) + half, 0.95};
   }
+  if (carry_over_fit) {
+    const auto& f = *carry_over_fit;
+    const Eigen::Index c = f.beta.size() - 1;
+    const double se = std::sqrt(f.covariance(c, c));
+    const double half = stats::t_quantile(0.975, f.df) * se;
+    r.carry_over = RoundLevels::CarryOver{
+        100 * std::expm1(f.beta(c)),
+        {100 * std::expm1(f.beta(c) - half), 100 * std::expm1(f.beta(c) + half), 0.95},
+        se > 0 ? stats::t_two_sided_p(f.beta(c) / se, f.df) : 1.0};
+  }
   return r;
 }
 
@@ -83,7 +94,11 @@ void to_json(nlohmann::json& j, const RoundLevels& r) {
                                         {"round", r.step->round},
                                         {"relative", r.step->relative},
                                         {"p", r.step->p}}
-                       : nlohmann::json(nullptr)}};
+                       : nlohmann::json(nullptr)},
+       {"carry_over", r.carry_over ? nlohmann::json{{"relative", r.carry_over->relative},
+                                                    {"ci", r.carry_over->ci},
+                                                    {"p", r.carry_over->p}}
+                                   : nlohmann::json(nullptr)}};
 }
 
 }  // namespace kvbench::analysis

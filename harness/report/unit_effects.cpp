@@ -112,7 +112,8 @@ void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& eff
   }
   out << "\n### Effects at the level of their units\n\n"
          "What changes within a shuffled round is fitted with one level per round and its "
-         "standard error clustered by round (t with rounds - 1 degrees of freedom); what needs a "
+         "standard error clustered by round (t with rounds - 1 degrees of freedom), or by server "
+         "block where a setting ran in 4 blocks or more; what needs a "
          "server restart is judged on the server blocks. The relative form travels between runs "
          "and machines; the form in ms or tok/s describes this run (it scales with the "
          "machine's speed). \"SE x\" is how much wider the shared noise of a round made the "

@@ -108,8 +108,8 @@ UnitFit unit_fit(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
                  const std::vector<int>& cluster) {
   const UnitDesign d = unit_design(within, y, unit, exclude);
   if (!cluster.empty() && cluster.size() != unit.size()) {
-    throw Error(fmt::format("unit_fit: {} unit ids and {} cluster ids", unit.size(),
-                            cluster.size()));
+    throw Error(
+        fmt::format("unit_fit: {} unit ids and {} cluster ids", unit.size(), cluster.size()));
   }
   std::vector<int> by = d.unit;
   for (std::size_t r = 0; r < by.size() && !cluster.empty(); ++r) {

@@ -230,9 +230,9 @@ TEST(UnitFit, ClusteredByStartWhereEachStartSetsItsOwnSlope) {
   EXPECT_LT(round_rate, 0.8);
   EXPECT_GT(start_rate, 0.92);
   EXPECT_LT(start_rate, 0.98);
-  EXPECT_THROW(unit_fit(Eigen::MatrixXd::Ones(4, 1), Eigen::VectorXd::Ones(4), {0, 0, 1, 1}, {},
-                        {0, 1}),
-               Error)
+  EXPECT_THROW(
+      unit_fit(Eigen::MatrixXd::Ones(4, 1), Eigen::VectorXd::Ones(4), {0, 0, 1, 1}, {}, {0, 1}),
+      Error)
       << "one cluster id per call";
 }
 
