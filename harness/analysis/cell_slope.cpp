@@ -173,8 +173,9 @@ CellSlope cell_slope(const std::vector<EffectRow>& rows, const std::vector<std::
     out.fit[1] = stats::unit_fit(design.x, log_y, unit, local, block);
     out.by_block = !block.empty();
     out.carry_over = carry_over_fit(rows, in_cell, x, log_y, unit, local, block);
-    out.im[0] = stats::group_t_by_units(x, y, unit, local);
-    out.im[1] = stats::group_t_by_units(x, log_y, unit, local);
+    // Clustered by start, the groups are whole starts (6 or more needed).
+    out.im[0] = stats::group_t_by_units(x, y, unit, local, 8, 6, block);
+    out.im[1] = stats::group_t_by_units(x, log_y, unit, local, 8, 6, block);
   } catch (const Error& e) {
     out.error = e.what();
   }

@@ -81,8 +81,9 @@ struct RoundLevels {
     double p = 1;           // Bonferroni-adjusted over the splits tried
   };
   std::optional<Step> step;
-  // How much slower (per cent) a call runs per 1,000 prompt tokens of the timed call before it in
-  // its block, each length at its own level: what one call leaves behind for the next.
+  // How much the metric of a call changes (per cent) per 1,000 prompt tokens of the call before it
+  // in its block (among the calls of this fit: a failed call between them is skipped), each
+  // length at its own level: what one call leaves behind for the next.
   struct CarryOver {
     double relative = 0;
     stats::Interval ci;

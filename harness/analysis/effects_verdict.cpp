@@ -34,26 +34,25 @@ double log_width(const stats::Interval& ci) {
 // ones, with the ratio of their widths on the log scale; nothing where none was computed.
 std::optional<std::string> cross_check(const Effects& effects) {
   std::vector<std::string> checks;
-  std::size_t groups = 0;
   for (const auto& e : effects.effects) {
     if (e.relative && e.im_ci && e.term.starts_with("prompt_ktokens") &&
         (e.metric == "ttft_ms" || e.metric == "decode_tps")) {
       const auto at = e.term.find('@');
       checks.push_back(fmt::format(
-          "{}{} {:+.1f} % [{:+.1f}, {:+.1f}], {:.1f}x the clustered interval's width",
+          "{}{} [{:+.1f}, {:+.1f}] % over {} groups, {:.1f}x the clustered interval's width",
           label_of(e.metric), where(at == std::string::npos ? "" : e.term.substr(at + 1)),
-          e.estimate, e.im_ci->lower, e.im_ci->upper, log_width(*e.im_ci) / log_width(e.ci)));
-      groups = e.im_groups;
+          e.im_ci->lower, e.im_ci->upper, e.im_groups, log_width(*e.im_ci) / log_width(e.ci)));
     }
   }
   if (checks.empty()) {
     return std::nullopt;
   }
   return fmt::format(
-      "cross-check, with no model of the noise at all (Ibragimov-Mueller: each of {} groups of "
-      "consecutive rounds fitted on its own, t over the groups): {}; much wider there means the "
-      "clustered interval leans on its units more than they bear",
-      groups, fmt::join(checks, "; "));
+      "cross-check, with no model of the noise at all (Ibragimov-Mueller: the slope fitted in each "
+      "group of consecutive rounds, or of whole server starts where those are the units, on its "
+      "own, t over the groups): {}; much wider there means the clustered interval leans on its "
+      "units more than they bear",
+      fmt::join(checks, "; "));
 }
 
 void judge_honest(const Effects& effects, VerdictAxis& axis) {
@@ -93,12 +92,26 @@ void judge_honest(const Effects& effects, VerdictAxis& axis) {
                     fewest, most));
   }
   if (units.contains("block")) {
+    // Which intervals rest on starts: restart-level settings, slopes under four starts or more.
+    bool setting = false;
+    bool slope = false;
+    for (const auto& e : effects.effects) {
+      if (e.cluster_unit == "block") {
+        (e.term.starts_with("prompt_ktokens") || e.term.ends_with(":prompt_ktokens") ? slope
+                                                                                     : setting) =
+            true;
+      }
+    }
     const auto [fewest, most] = units.at("block");
     axis.findings.push_back(fmt::format(
-        "every interval over server starts rests on its starts ({} to {}): a setting that needs "
-        "a restart, and a slope measured under four starts or more, which may each set their own",
-        fewest, most));
+        "every interval over server starts rests on its starts ({} to {}): {}", fewest, most,
+        setting && slope ? "a setting that needs a restart, and a slope measured under four "
+                           "starts or more, which may each set their own"
+        : setting        ? "a setting that needs a restart"
+                         : "a slope measured under four starts or more, which may each set "
+                           "their own"));
   }
+
   if (auto check = cross_check(effects)) {
     axis.findings.push_back(std::move(*check));
   }

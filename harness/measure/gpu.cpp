@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
 
 #include "harness/core/text.h"
 #include "harness/process/child.h"
@@ -108,6 +112,12 @@ std::optional<std::uint64_t> gpu_memory_of(const std::vector<pid_t>& pids) {
   std::uint64_t total = 0;
   for (const GpuProcessMemory& app : parse_compute_apps(*csv)) {
     if (std::find(pids.begin(), pids.end(), app.pid) == pids.end()) {
+      // A pid this process cannot see is another pid namespace's (a container's host): the
+      // memory may be the server's under another number, so none of it can be attributed.
+      std::error_code ec;
+      if (!std::filesystem::exists(fmt::format("/proc/{}", app.pid), ec)) {
+        return std::nullopt;
+      }
       continue;
     }
     if (!app.used_bytes) {

@@ -36,8 +36,9 @@ std::vector<GpuProcessMemory> parse_compute_apps(std::string_view csv);
 std::vector<GpuDevice> parse_gpu_query(std::string_view csv);
 
 // GPU memory used by the processes in `pids` (summed over GPUs and processes), in bytes: 0 when
-// none of them uses a GPU; nullopt when nvidia-smi is missing or fails, or a matching entry has no
-// number.
+// none of them uses a GPU; nullopt when nvidia-smi is missing or fails, a matching entry has no
+// number, or nvidia-smi lists a pid that is not in this pid namespace (then no entry can be told
+// apart from the server's own; the device's used memory still tells the total).
 std::optional<std::uint64_t> gpu_memory_of(const std::vector<pid_t>& pids);
 // The same for one process.
 std::optional<std::uint64_t> gpu_memory_of(pid_t pid);

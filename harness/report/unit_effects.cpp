@@ -116,8 +116,8 @@ void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& eff
          "block where a setting ran in 4 blocks or more; what needs a "
          "server restart is judged on the server blocks. The relative form travels between runs "
          "and machines; the form in ms or tok/s describes this run (it scales with the "
-         "machine's speed). \"SE x\" is how much wider the shared noise of a round made the "
-         "interval than a per-call one.\n";
+         "machine's speed). \"SE x\" is how much wider the shared noise of a round (or a server "
+         "start) made the interval than a per-call one.\n";
   if (!effects.effects.empty()) {
     out << "\n| metric | effect | this run | relative (travels) | units | SE x |\n"
            "|---|---|---:|---:|---:|---:|\n";

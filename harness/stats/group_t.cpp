@@ -26,11 +26,13 @@ std::optional<GroupT> group_t(const std::vector<double>& estimates, double level
 
 namespace {
 
-// The first column's coefficient in each of q groups of the units in `ids` (in order); nothing
+// The first column's coefficient in each of q groups of the ids in `ids` (in order; each row's id
+// in `by`), one level per unit within a group; nothing
 // when a group has no residual degrees of freedom or its columns are collinear.
 std::optional<std::vector<double>> group_estimates(const Eigen::MatrixXd& within,
                                                    const Eigen::VectorXd& y,
                                                    const std::vector<int>& unit,
+                                                   const std::vector<int>& by,
                                                    const std::set<std::size_t>& left_out,
                                                    const std::set<int>& ids, std::size_t q) {
   // The k-th of n units in order goes to group k q / n.
@@ -44,7 +46,7 @@ std::optional<std::vector<double>> group_estimates(const Eigen::MatrixXd& within
     std::vector<std::size_t> rows;
     std::map<int, Eigen::Index> level;
     for (std::size_t i = 0; i < unit.size(); ++i) {
-      if (!left_out.contains(i) && group_of.at(unit[i]) == g) {
+      if (!left_out.contains(i) && group_of.at(by[i]) == g) {
         rows.push_back(i);
         level.emplace(unit[i], static_cast<Eigen::Index>(level.size()));
       }
@@ -76,19 +78,24 @@ std::optional<std::vector<double>> group_estimates(const Eigen::MatrixXd& within
 std::optional<GroupT> group_t_by_units(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
                                        const std::vector<int>& unit,
                                        const std::vector<std::size_t>& exclude,
-                                       std::size_t max_groups, std::size_t min_groups) {
+                                       std::size_t max_groups, std::size_t min_groups,
+                                       const std::vector<int>& group_by) {
+  const std::vector<int>& by = group_by.empty() ? unit : group_by;
+  if (by.size() != unit.size()) {
+    return std::nullopt;
+  }
   const std::set<std::size_t> left_out(exclude.begin(), exclude.end());
   std::set<int> ids;
   for (std::size_t i = 0; i < unit.size(); ++i) {
     if (!left_out.contains(i)) {
-      ids.insert(unit[i]);
+      ids.insert(by[i]);
     }
   }
   // The most groups, down to min_groups, whose every group can be fitted (a round of two calls
   // alone leaves none of its own).
   for (std::size_t q = std::min(max_groups, ids.size()); q >= std::max<std::size_t>(min_groups, 2);
        --q) {
-    if (const auto estimates = group_estimates(within, y, unit, left_out, ids, q)) {
+    if (const auto estimates = group_estimates(within, y, unit, by, left_out, ids, q)) {
       return group_t(*estimates);
     }
   }

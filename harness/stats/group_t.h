@@ -32,9 +32,12 @@ std::optional<GroupT> group_t(const std::vector<double>& estimates, double level
 // consecutive units (units ordered by id, split as evenly as the count allows), each group with
 // one level per unit, rows in `exclude` left out; then group_t of those estimates. Fewer groups
 // (down to `min_groups`) where a group cannot be fitted; nullopt below that.
+// `group_by` (N ids, each holding whole units; empty: the units themselves) is what groups are
+// made of: where the units of one server start share its slope, groups must not split a start.
 std::optional<GroupT> group_t_by_units(const Eigen::MatrixXd& within, const Eigen::VectorXd& y,
                                        const std::vector<int>& unit,
                                        const std::vector<std::size_t>& exclude,
-                                       std::size_t max_groups = 8, std::size_t min_groups = 6);
+                                       std::size_t max_groups = 8, std::size_t min_groups = 6,
+                                       const std::vector<int>& group_by = {});
 
 }  // namespace kvbench::stats

@@ -64,9 +64,9 @@ const Effect* slope(const Effects& e) {
 // 400 runs, each from 2 sets on until ±4 % or 10 sets. The truth is this run's slope: an effect in
 // ms is about the server starts it measured, each of which scales it by its speed (the spread
 // between runs is what `kvbench repeat` measures). The CI at the stop covers it at about its
-// level (Monte Carlo SE 1.3 points). Measured: 0.925 after 3.5 sets on average; runs of a fixed
-// 2 or 3 sets cover 0.89-0.91 and of 5 to 10 sets 0.94-0.965, so few rounds leave CR2 a little
-// short and stopping on the width adds nothing to that.
+// level (Monte Carlo SE 1.3 points). Measured: 0.9225 after 4.6 sets on average (from 4 sets on,
+// each a server start, the slope is clustered by start); runs of a fixed 2 or 3 sets cover
+// 0.89-0.91, so few rounds leave CR2 a little short and stopping on the width adds nothing to it.
 TEST(PrecisionStop, StoppingOnTheClusteredWidthKeepsTheCoverage) {
   const int runs = 400;
   int covered = 0;

@@ -23,7 +23,7 @@ namespace {
 using stats::Verdict;
 
 constexpr int kRuns = 100;
-// The sequential test's runs (each up to 3 looks): fewer under the sanitizers, where its rate is
+// The sequential test's runs (each up to 4 looks): fewer under the sanitizers, where its rate is
 // printed but not judged.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kJudgeSequential = false;
