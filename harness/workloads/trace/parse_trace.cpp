@@ -47,10 +47,12 @@ Request bailian_request(const json& row, const detail::Place& at) {
 }
 
 // One request per line; blank lines are skipped. Timestamps must not decrease.
-Trace read_lines(std::istream& in, Format format, const std::string& file) {
+Trace read_lines(std::istream& in, Format format, const std::string& file,
+                 std::optional<int> block_tokens) {
   Trace t;
   t.format = format;
-  t.block_tokens = format == Format::mooncake ? kMooncakeBlockTokens : kBailianBlockTokens;
+  t.block_tokens = block_tokens.value_or(format == Format::mooncake ? kMooncakeBlockTokens
+                                                                    : kBailianBlockTokens);
   std::string text;
   int line = 0;
   int previous_line = 0;
@@ -119,20 +121,32 @@ std::size_t expected_blocks(const Trace& trace, long long input_tokens) {
   return static_cast<std::size_t>(std::max(0LL, n));
 }
 
-Trace read_trace(std::istream& in, Format format, const std::string& file) {
-  Trace t = format == Format::weka ? detail::read_weka(in, file) : read_lines(in, format, file);
+Trace read_trace(std::istream& in, Format format, const std::string& file,
+                 std::optional<int> block_tokens) {
+  if (block_tokens && format == Format::weka) {
+    throw InputError(fmt::format(
+        "trace '{}' (weka): a WEKA document states its block_size; no other block size is "
+        "taken for it",
+        file));
+  }
+  if (block_tokens && *block_tokens < 1) {
+    throw InputError(fmt::format("trace '{}': block size: expected 1 token or more, got {}", file,
+                                 *block_tokens));
+  }
+  Trace t = format == Format::weka ? detail::read_weka(in, file)
+                                   : read_lines(in, format, file, block_tokens);
   if (t.requests.empty()) {
     throw InputError(fmt::format("trace '{}' ({}): no requests", file, format_name(format)));
   }
   return t;
 }
 
-Trace read_trace_file(const std::string& path, Format format) {
+Trace read_trace_file(const std::string& path, Format format, std::optional<int> block_tokens) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw InputError(fmt::format("trace '{}': cannot be opened for reading", path));
   }
-  return read_trace(in, format, path);
+  return read_trace(in, format, path, block_tokens);
 }
 
 namespace detail {

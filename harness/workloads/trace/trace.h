@@ -54,10 +54,15 @@ struct Trace {
   std::vector<Request> requests;  // in arrival order
 };
 
-// Reads a whole trace from `in`; `file` names it in error messages.
-Trace read_trace(std::istream& in, Format format, const std::string& file);
+// Reads a whole trace from `in`; `file` names it in error messages. `block_tokens`, where given,
+// is the block size the ids stand for instead of the format's (Mooncake and Bailian traces cut
+// at another size): the block count check and the tokens a block holds use it. A WEKA document
+// states its own block_size, so giving one for it is an InputError.
+Trace read_trace(std::istream& in, Format format, const std::string& file,
+                 std::optional<int> block_tokens = std::nullopt);
 // Reads the trace at `path`; an unreadable file is an InputError too.
-Trace read_trace_file(const std::string& path, Format format);
+Trace read_trace_file(const std::string& path, Format format,
+                      std::optional<int> block_tokens = std::nullopt);
 
 // The block count a request of `input_tokens` must have in `trace`'s format.
 std::size_t expected_blocks(const Trace& trace, long long input_tokens);
