@@ -7,6 +7,7 @@
 #include "harness/cli/completion.h"
 #include "harness/cli/kv_cmd.h"
 #include "harness/cli/model_cmd.h"
+#include "harness/cli/trace_cmd.h"
 #include "harness/core/error.h"
 #include "harness/core/version.h"
 #include "harness/http/transport.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
       "  kvbench report results/<run> --json -            a run's summary as JSON\n"
       "  kvbench compare results/<a> results/<b>          two runs side by side\n"
       "  kvbench gate scenarios/my-ab.json                the CI performance gate\n"
+      "  kvbench trace analyze trace.jsonl                a trace's prefix reuse, no server\n"
       "\n"
       "Exit codes: 0 done; 1 an error, a run stopped incomplete, or the gate failed; 2 bad input\n"
       "(nothing was started); 3 a run short of its plan, or the gate inconclusive; 130\n"
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   kvbench::cli::setup_repeat_command(app, exit_code);
   kvbench::cli::setup_model_command(app);
   kvbench::cli::setup_kv_command(app);
+  kvbench::cli::setup_trace_command(app);
   kvbench::cli::setup_completion_command(app);  // last: it walks the others
   try {
     app.parse(argc, argv);

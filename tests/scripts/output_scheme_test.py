@@ -140,6 +140,18 @@ with tempfile.TemporaryDirectory() as tmp:
     code, out, err = run("model", "info", model, "--format", "tsv")
     check(code == 2, "model info has no tsv: exit 2")
 
+    # trace analyze: md and json, each to the file its extension names.
+    trace = os.path.join(source, "tests", "data", "traces", "bailian-fixture.jsonl")
+    md_file, json_file = os.path.join(tmp, "t.md"), os.path.join(tmp, "t.json")
+    code, out, _ = run("trace", "analyze", trace, "--trace-format", "bailian",
+                       "-o", md_file, "-o", json_file)
+    check(code == 0 and out == "", "trace analyze -o t.md -o t.json: stdout empty")
+    with open(md_file) as f, open(json_file) as g:
+        check(f.read().startswith("# Trace: ") and json.load(g).get("format") == "bailian",
+              "trace analyze: md and json files")
+    code, out, _ = run("trace", "analyze", trace, "--trace-format", "bailian", "--format", "csv")
+    check(code == 2 and out == "", "trace analyze has no csv: exit 2")
+
 if failures:
     sys.exit(1)
 print("output_scheme_test: ok")

@@ -2,9 +2,9 @@
 """The JSON Schemas in schemas/ against what kvbench writes: each schema is a valid JSON Schema
 (2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
 and answers.jsonl validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
-`compare --format json`), the plan of every bundled scenario, `kv --format json` and
-`model info --format json`, and `history export` of the recorded runs; and a record that breaks
-its schema is caught.
+`compare --format json`), the plan of every bundled scenario, `kv --format json`,
+`model info --format json` and `trace analyze --format json`, and `history export` of the
+recorded runs; and a record that breaks its schema is caught.
 
 Usage: tests/scripts/schema_test.py KVBENCH SOURCE_DIR
 """
@@ -93,6 +93,12 @@ for scenario in sorted(glob.glob(os.path.join(source, "scenarios", "*.json"))):
           f"plan {scenario}")
 valid("kvbench.kv.v1", json.loads(output("kv", "--preset", "small", "--format", "json")),
       "kv --preset small")
+conversation_trace = os.path.join(source, "tests", "data", "traces", "mooncake-conversation.jsonl")
+trace_analysis = json.loads(output("trace", "analyze", conversation_trace, "--capacity-blocks",
+                                   "4000,1000", "--format", "json"))
+valid("kvbench.trace-analysis.v1", trace_analysis, "trace analyze")
+check(errors("kvbench.trace-analysis.v1", dict(trace_analysis, hit_rate={"infinite": {}})),
+      "a trace analysis without its rates fails")
 with tempfile.TemporaryDirectory() as tmp:
     model = os.path.join(tmp, "tiny.gguf")
     output("model", "synth", "--preset", "tiny", "-o", model)
