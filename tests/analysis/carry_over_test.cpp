@@ -13,6 +13,7 @@
 #include "harness/analysis/effects.h"
 #include "harness/analysis/effects_verdict.h"
 #include "harness/core/random.h"
+#include "tests/support/replicates.h"
 
 namespace kvbench::analysis {
 namespace {
@@ -57,14 +58,7 @@ const RoundLevels::CarryOver* ttft_carry(const Effects& e) {
   return nullptr;
 }
 
-// Under the sanitizers (a slow debug build) fewer runs, and the rates are printed, not judged.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCarryJudged = false;
-constexpr int kCarryRuns = 30;
-#else
-constexpr bool kCarryJudged = true;
-constexpr int kCarryRuns = 300;
-#endif
+constexpr int kCarryRuns = test::replicates(300, 30);
 
 TEST(CarryOver, FoundWherePlantedAndNotElsewhere) {
   Rng rng(23);
@@ -102,7 +96,7 @@ TEST(CarryOver, FoundWherePlantedAndNotElsewhere) {
   std::cout << "[ monte carlo ] carry-over: flagged in " << false_rate << " of runs without, "
             << found_rate << " with 5 % per 1,000 tokens; coverage " << coverage << " (" << runs
             << " runs each)\n";
-  if (kCarryJudged) {
+  if (test::kJudgeRates) {
     EXPECT_LT(false_rate, 0.03);
     EXPECT_GT(found_rate, 0.8);
     EXPECT_GT(coverage, 0.91);

@@ -13,6 +13,7 @@
 
 #include "harness/core/random.h"
 #include "harness/stats/distributions.h"
+#include "tests/support/replicates.h"
 
 namespace kvbench::stats {
 namespace {
@@ -55,14 +56,7 @@ Rounds simulate_rounds(int rounds, Rng& rng) {
   return r;
 }
 
-// Under the sanitizers (a slow debug build) fewer runs, and the coverage is printed, not judged.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kGroupJudged = false;
-constexpr int kGroupRuns = 100;
-#else
-constexpr bool kGroupJudged = true;
-constexpr int kGroupRuns = 1000;
-#endif
+constexpr int kGroupRuns = test::replicates(1000, 100);
 
 TEST(GroupT, CoversWhereRoundsDifferInSlopeAndNoise) {
   Rng rng(29);
@@ -78,7 +72,7 @@ TEST(GroupT, CoversWhereRoundsDifferInSlopeAndNoise) {
   const double coverage = static_cast<double>(covered) / runs;
   std::cout << "[ monte carlo ] Ibragimov-Mueller, 8 groups of 12 rounds: coverage " << coverage
             << " (" << runs << " runs)\n";
-  if (kGroupJudged) {
+  if (test::kJudgeRates) {
     EXPECT_GT(coverage, 0.93);
     EXPECT_LT(coverage, 0.985);
   }
