@@ -10,6 +10,7 @@
 
 #include "harness/cli/output.h"
 #include "harness/core/error.h"
+#include "harness/core/text.h"
 #include "harness/gguf/gguf_io.h"
 #include "harness/kv/kv_arith.h"
 #include "harness/report/table.h"
@@ -43,19 +44,6 @@ Source resolve_source(const KvOptions& o) {
     return {o.preset + " (preset)", *shape};
   }
   return {"explicit shape", kv::explicit_shape(o.layers, o.kv_heads, o.head_dim, o.head_dim_v)};
-}
-
-// 36864 -> "36,864".
-std::string grouped(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out.push_back(',');
-    }
-    out.push_back(digits[i]);
-  }
-  return out;
 }
 
 std::string mib(std::uint64_t bytes) {

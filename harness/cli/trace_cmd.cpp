@@ -14,6 +14,7 @@
 
 #include "harness/cli/output.h"
 #include "harness/core/error.h"
+#include "harness/core/text.h"
 #include "harness/report/table.h"
 #include "harness/workloads/trace/reuse.h"
 #include "harness/workloads/trace/trace.h"
@@ -93,19 +94,6 @@ wt::Format trace_format_of(const std::string& name) {
   return *f;
 }
 
-// 12031 -> "12,031".
-std::string trace_count(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) {
-      out.push_back(',');
-    }
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 std::string percent(const json& rate) {
   return fmt::format("{:.1f} %", rate.get<double>() * 100);
 }
@@ -140,8 +128,8 @@ void write_lru_section(std::ostream& out, const json& a) {
   const auto block = a["block_tokens"].get<std::uint64_t>();
   for (const json& row : a["hit_rate"]["lru"]) {
     const auto c = row["capacity_blocks"].get<std::uint64_t>();
-    t.add_row({trace_count(c), trace_count(c * block), percent(row["blocks"]),
-               percent(row["tokens"]), percent(row["per_request_mean"])});
+    t.add_row({grouped(c), grouped(c * block), percent(row["blocks"]), percent(row["tokens"]),
+               percent(row["per_request_mean"])});
   }
   t.write_markdown(out);
   out << "\n";
@@ -154,13 +142,13 @@ void write_working_set_section(std::ostream& out, const json& a) {
       {"time (s)", true}, {"requests", true}, {"unique blocks", true}};
   for (const json& c : a["hit_rate"]["lru"]) {
     columns.push_back(
-        {fmt::format("/ {} blocks", trace_count(c["capacity_blocks"].get<std::uint64_t>())), true});
+        {fmt::format("/ {} blocks", grouped(c["capacity_blocks"].get<std::uint64_t>())), true});
   }
   report::Table t(std::move(columns));
   for (const json& p : a["working_set"]) {
     std::vector<std::string> row{fmt::format("{:.1f}", p["at_ms"].get<double>() / 1000.0),
-                                 trace_count(p["requests"].get<std::uint64_t>()),
-                                 trace_count(p["unique_blocks"].get<std::uint64_t>())};
+                                 grouped(p["requests"].get<std::uint64_t>()),
+                                 grouped(p["unique_blocks"].get<std::uint64_t>())};
     for (const json& c : p["of_capacity"]) {
       row.push_back(fmt::format("{:.2f}", c["multiple"].get<double>()));
     }
@@ -215,13 +203,13 @@ void write_trace_analysis_markdown(std::ostream& out, const json& a) {
   out << "# Trace: " << a["file"].get<std::string>() << "\n\n"
       << fmt::format("{} format, {}-token blocks; {} requests over {:.1f} s.\n\n",
                      a["format"].get<std::string>(), a["block_tokens"].get<int>(),
-                     trace_count(a["requests"].get<std::uint64_t>()),
+                     grouped(a["requests"].get<std::uint64_t>()),
                      a["span_ms"].get<double>() / 1000.0);
   report::Table t({{"", false}, {"count", true}});
-  t.add_row({"requests", trace_count(a["requests"].get<std::uint64_t>())});
-  t.add_row({"input tokens", trace_count(a["input_tokens"].get<std::uint64_t>())});
-  t.add_row({"blocks sent", trace_count(a["blocks"].get<std::uint64_t>())});
-  t.add_row({"unique blocks", trace_count(a["unique_blocks"].get<std::uint64_t>())});
+  t.add_row({"requests", grouped(a["requests"].get<std::uint64_t>())});
+  t.add_row({"input tokens", grouped(a["input_tokens"].get<std::uint64_t>())});
+  t.add_row({"blocks sent", grouped(a["blocks"].get<std::uint64_t>())});
+  t.add_row({"unique blocks", grouped(a["unique_blocks"].get<std::uint64_t>())});
   t.write_markdown(out);
   out << "\n";
   write_infinite_section(out, a);

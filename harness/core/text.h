@@ -1,7 +1,8 @@
 #pragma once
-// Small text helpers shared by the parsers of tool and /proc output.
+// Small text helpers shared by the parsers of tool and /proc output and the tables.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace kvbench {
@@ -12,5 +13,8 @@ std::string_view trim(std::string_view text);
 
 // The 64-bit FNV-1a hash of `text`: run.json's scenario_hash, a history's digest of a run's calls.
 std::uint64_t fnv1a64(std::string_view text);
+
+// `n` with its digits grouped by commas: 36864 -> "36,864".
+std::string grouped(std::uint64_t n);
 
 }  // namespace kvbench
