@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/workloads/trace/select.h"
 #include "harness/workloads/trace/trace.h"
 
 namespace kvbench::workloads::trace {
@@ -53,11 +54,6 @@ struct HitRates {
 // The three hit rates of `reuse` (one entry per request of `trace`, as the functions above
 // return it).
 HitRates hit_rates(const Trace& trace, const std::vector<Reuse>& reuse);
-
-// A prefix family is the requests that share their first two blocks. The family key of a request:
-// its first two block ids; nullopt for a request of fewer than two blocks, which belongs to no
-// family.
-std::optional<std::pair<std::uint64_t, std::uint64_t>> family_key(const Request& r);
 
 // For each request of at least two blocks whose first two blocks an earlier request had too:
 // how many requests back the latest such request is (1 = the one just before), in trace order.

@@ -6,10 +6,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "harness/workloads/trace/trace.h"
 
 namespace kvbench::workloads::trace {
+
+// A prefix family is the requests that share their first two blocks. The family key of a request:
+// its first two block ids; nullopt for a request of fewer than two blocks, which belongs to no
+// family.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> family_key(const Request& r);
 
 // Requests first .. first + count - 1 (0-based, in arrival order); no count: to the end.
 struct Window {

@@ -10,10 +10,16 @@
 
 #include "harness/core/error.h"
 #include "harness/core/random.h"
-#include "harness/workloads/trace/reuse.h"
 #include "harness/workloads/trace/select.h"
 
 namespace kvbench::workloads::trace {
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> family_key(const Request& r) {
+  if (r.blocks.size() < 2) {
+    return std::nullopt;
+  }
+  return std::pair{r.blocks[0], r.blocks[1]};
+}
 
 namespace {
 

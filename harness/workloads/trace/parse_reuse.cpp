@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "harness/workloads/trace/reuse.h"
+#include "harness/workloads/trace/select.h"
 
 namespace kvbench::workloads::trace {
 
@@ -112,13 +113,6 @@ HitRates hit_rates(const Trace& trace, const std::vector<Reuse>& reuse) {
       {"per_request_mean", "mean over requests of reused blocks / the request's blocks",
        ratio(share_sum, with_blocks)},
   };
-}
-
-std::optional<std::pair<std::uint64_t, std::uint64_t>> family_key(const Request& r) {
-  if (r.blocks.size() < 2) {
-    return std::nullopt;
-  }
-  return std::pair{r.blocks[0], r.blocks[1]};
 }
 
 std::vector<std::size_t> family_predecessor_distances(const Trace& trace) {
