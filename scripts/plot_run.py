@@ -84,9 +84,10 @@ def load_calls(run_dir):
 
 
 def ok_calls(calls, kinds=("timed",)):
-    """Single prompts of the given kinds that completed (conversation turns are plotted apart)."""
+    """Single prompts of the given kinds that completed (conversation turns and a trace's
+    requests are plotted apart)."""
     return [c for c in calls if c.get("kind") in kinds and c.get("outcome", "ok") == "ok"
-            and "conversation" not in c]
+            and "conversation" not in c and "trace" not in c]
 
 
 def nested(record, *keys):
@@ -373,6 +374,38 @@ def plot_conversation_ttft(summary, out_dir):
         "conversation, so without reuse the cost grows with the turn.")
 
 
+def plot_trace(summary, out_dir):
+    """A trace replay: TTFT against the tokens each request computed, and reported reuse against
+    the policy's prediction."""
+    rows = [r for r in nested(summary, "trace", "requests") or []
+            if r.get("ttft_ms") is not None and r.get("reused_tokens") is not None]
+    if not rows:
+        return None
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    share = [r["reused_tokens"] / r["input_tokens"] for r in rows]
+    points = left.scatter([r["input_tokens"] - r["reused_tokens"] for r in rows],
+                          [r["ttft_ms"] for r in rows], c=share, cmap="viridis", vmin=0, vmax=1,
+                          s=22, label="a request")
+    fig.colorbar(points, ax=left, label="share of the prompt reused (server's cache_n)")
+    left.set_ylim(bottom=0)
+    finish_axes(left, "tokens computed (input - reused)", "time to first token (ms)",
+                "Trace replay: TTFT per request")
+    predicted = [r for r in rows if r.get("predicted_tokens") is not None]
+    if predicted:
+        most = max(max(r["predicted_tokens"], r["reused_tokens"]) for r in predicted)
+        right.plot([0, most], [0, most], "--", color="0.6", label="reported = predicted")
+        right.scatter([r["predicted_tokens"] for r in predicted],
+                      [r["reused_tokens"] for r in predicted], s=22, color="C1")
+        right.legend(loc="upper left")
+    finish_axes(right, "reuse the server's policy predicts (tokens)",
+                "reuse the server reported (tokens)", "Each request's reuse, proved")
+    return save(fig, out_dir, "trace"), (
+        "Left: each replayed request's time to first token against the prompt tokens it "
+        "computed, coloured by the share it reused. Right: the reuse the server reported against "
+        "what its caching policy predicts; a point off the dashed line is a request whose reuse "
+        "the report names as a gap.")
+
+
 def plot_conversation_reuse(summary, out_dir):
     """The share of the predicted history reused, against the conversations sharing the slots."""
     levels = nested(summary, "conversation", "levels") or []
@@ -471,7 +504,8 @@ def main(argv):
     plots = [p for p in (plot_ttft(calls, out_dir), plot_decode(summary, calls, out_dir),
                          plot_memory(summary, out_dir), plot_prefix(summary, out_dir),
                          plot_conversation_ttft(summary, out_dir),
-                         plot_conversation_reuse(summary, out_dir)) if p]
+                         plot_conversation_reuse(summary, out_dir),
+                         plot_trace(summary, out_dir)) if p]
     page = write_html(out_dir, run_identity(summary, args.run_dir), plots)
     for png, _ in plots:
         print(png)

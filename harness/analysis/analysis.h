@@ -33,12 +33,12 @@ struct Metric {
 
 // A run's calls sorted by what they measure, the one sorting every analysis (report, gate,
 // precision, commands) rests on: single prompts (timed calls, warm-ups, drift probes and the reads
-// of prefix-reuse pairs) and conversation turns, each in the order given. A turn reuses its
-// history by design: the conversation workload reports turns, and they stay out of the models,
-// conditions and checks of single prompts, whoever asks.
+// of prefix-reuse pairs) and the calls that reuse by design (conversation turns, a trace's
+// replayed requests), each in the order given. Those are reported by their workload and stay out
+// of the models, conditions and checks of single prompts, whoever asks.
 struct Measured {
   std::vector<CallRecord> singles;
-  std::vector<CallRecord> turns;
+  std::vector<CallRecord> by_design;
 };
 Measured measured(const std::vector<CallRecord>& calls);
 

@@ -30,6 +30,9 @@ struct CompletionSpec {
   // The text the server reads. A conversation turn (messages not empty) holds here the messages as
   // the server's chat template renders them (Backend::render_chat), for kinds that send text.
   std::string prompt;
+  // Token ids sent as the prompt instead of `prompt` (a trace's requests), by kinds whose
+  // completion endpoint takes them (llama-server's /completion, an OpenAI-style /v1/completions).
+  std::vector<int> prompt_ids;
   // A conversation turn: the whole history and the new user message, sent as messages by kinds
   // with a chat endpoint. Empty for a single prompt.
   std::vector<ChatMessage> messages;

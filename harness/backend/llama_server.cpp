@@ -22,8 +22,11 @@ json completion_body(const CompletionSpec& spec) {
                {"stream", true},        {"cache_prompt", spec.cache_prompt},
                {"temperature", 0.0},    {"seed", spec.seed},
                {"ignore_eos", true},    {"id_slot", spec.slot}};
-  if (!spec.messages.empty()) {
-    body["return_tokens"] = true;  // a conversation turn: what the slot holds after it
+  if (!spec.prompt_ids.empty()) {
+    body["prompt"] = spec.prompt_ids;
+  }
+  if (!spec.messages.empty() || !spec.prompt_ids.empty()) {
+    body["return_tokens"] = true;  // a turn, a replayed request: what the slot holds after it
   }
   return body;
 }
@@ -246,7 +249,7 @@ class CompletionDecoder final : public StreamDecoder {
 }  // namespace
 
 std::unique_ptr<StreamDecoder> LlamaServerBackend::open_stream(const CompletionSpec& spec) {
-  return std::make_unique<CompletionDecoder>(!spec.messages.empty());
+  return std::make_unique<CompletionDecoder>(!spec.messages.empty() || !spec.prompt_ids.empty());
 }
 
 json chat_messages_json(const std::vector<ChatMessage>& messages) {

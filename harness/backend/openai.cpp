@@ -36,6 +36,8 @@ json openai_body(const OpenAiTarget& target, const CompletionSpec& spec) {
     body["messages"] = spec.messages.empty()
                            ? json::array({{{"role", "user"}, {"content", spec.prompt}}})
                            : chat_messages_json(spec.messages);
+  } else if (!spec.prompt_ids.empty()) {
+    body["prompt"] = spec.prompt_ids;
   } else {
     body["prompt"] = spec.prompt;
   }

@@ -147,6 +147,28 @@ void from_json(const nlohmann::json& j, Outcome& outcome) {
   outcome = outcome_from(j.get<std::string>());
 }
 
+namespace {
+
+nlohmann::json replay_json(const CallRecord::Replay& t) {
+  nlohmann::json replay = {{"index", t.index},
+                           {"due_ms", t.due_ms},
+                           {"input_tokens", t.input_tokens},
+                           {"output_tokens", t.output_tokens},
+                           {"blocks", t.blocks},
+                           {"block_tokens", t.block_tokens},
+                           {"predicted_infinite_tokens", t.infinite_tokens},
+                           {"predicted_infinite_blocks", t.infinite_blocks},
+                           {"predicted_from", t.predicted_from}};
+  put_optional(replay, "sent_ms", t.sent_ms);
+  put_optional(replay, "predicted_tokens", t.predicted_tokens);
+  put_optional(replay, "predicted_slot", t.predicted_slot);
+  replay["loss"] = t.loss.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.loss);
+  replay["mismatch"] = t.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.mismatch);
+  return replay;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const CallRecord& r) {
   nlohmann::json client = {{"tokens", r.client.tokens}, {"token_ms", r.client.token_ms}};
   put_optional(client, "ttft_ms", r.client.ttft_ms);
@@ -218,6 +240,9 @@ nlohmann::json to_json(const CallRecord& r) {
     }
     j["conversation"] = turn;
   }
+  if (r.replay) {
+    j["trace"] = replay_json(*r.replay);
+  }
   return j;
 }
 
@@ -242,6 +267,28 @@ CallRecord::Turn turn_from_json(const nlohmann::json& t, CallRecord& r) {
     r.queue_ms.reset();
   }
   return turn;
+}
+
+CallRecord::Replay replay_from_json(const nlohmann::json& t) {
+  CallRecord::Replay out;
+  out.index = t.value("index", 0);
+  out.due_ms = t.value("due_ms", 0.0);
+  out.sent_ms = optional_at<double>(t, "sent_ms");
+  out.input_tokens = t.value("input_tokens", 0);
+  out.output_tokens = t.value("output_tokens", 0);
+  out.blocks = t.value("blocks", 0);
+  out.block_tokens = t.value("block_tokens", 0);
+  out.infinite_tokens = t.value("predicted_infinite_tokens", 0);
+  out.infinite_blocks = t.value("predicted_infinite_blocks", 0);
+  out.predicted_tokens = optional_at<int>(t, "predicted_tokens");
+  out.predicted_slot = optional_at<int>(t, "predicted_slot");
+  out.predicted_from = t.value("predicted_from", "");
+  const auto text = [&](const char* key) {
+    return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string();
+  };
+  out.loss = text("loss");
+  out.mismatch = text("mismatch");
+  return out;
 }
 
 }  // namespace
@@ -283,6 +330,9 @@ CallRecord record_from_json(const nlohmann::json& j) {
   }
   if (j.contains("conversation") && j["conversation"].is_object()) {
     r.turn = turn_from_json(j["conversation"], r);
+  }
+  if (j.contains("trace") && j["trace"].is_object()) {
+    r.replay = replay_from_json(j["trace"]);
   }
   if (j.contains("client")) {
     const auto& c = j["client"];

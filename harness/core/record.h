@@ -178,6 +178,32 @@ struct CallRecord {
     std::optional<double> wait_ms;
   };
   std::optional<Turn> turn;
+  // A trace replay's request (scenario workload "trace"); absent on other calls. Its reuse is
+  // known three ways: what an infinite cache would reuse, what the server's policy predicts (also
+  // the record's expected_cache_n) and what the server reported (server.cache_n).
+  struct Replay {
+    int index = 0;                  // among the requests replayed, in trace order
+    double due_ms = 0;              // its (scaled) arrival, ms after the first request's
+    std::optional<double> sent_ms;  // its send, ms after the first request's send
+    int input_tokens = 0;
+    int output_tokens = 0;
+    int blocks = 0;        // its prompt's block ids
+    int block_tokens = 0;  // tokens a block holds
+    // The longest prefix of its blocks sent earlier in this replay (in the block), in tokens
+    // and in blocks: predicted_infinite_tokens.
+    int infinite_tokens = 0;
+    int infinite_blocks = 0;
+    std::optional<int> predicted_tokens;  // the server's policy; absent: no model of it
+    std::optional<int> predicted_slot;    // the slot the policy expects the server to pick
+    std::string predicted_from;           // "slot", "host_cache" or "" (nothing reused)
+    std::string loss;      // policy below infinite: "capacity" or "placement"; "" none
+    std::string mismatch;  // reported against policy: "materialization", "evicted",
+                           // "over_report" or "unexplained"; "" none
+  };
+  std::optional<Replay> replay;
+  // A call whose reuse is its workload's design (a turn, a replayed request): it stays out of
+  // the cold-prompt models and is reported by its workload.
+  bool reuses_by_design() const { return turn.has_value() || replay.has_value(); }
   bool ok() const { return outcome == Outcome::ok; }
 };
 

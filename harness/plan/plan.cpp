@@ -118,6 +118,9 @@ nlohmann::json to_json(const Plan& p) {
         call["turn"] = c.turn->turn;
         call["reuse"] = c.turn->reuse ? "on" : "off";
       }
+      if (c.request) {
+        call["request"] = *c.request;
+      }
       calls.push_back(call);
     }
     nlohmann::json block = {{"index", b.index},
@@ -148,6 +151,10 @@ std::string describe(const Plan& p) {
         out += fmt::format("  conversation {} turn {} ({} in set {}, reuse {}, about {} tokens)\n",
                            c.turn->conversation, c.turn->turn, c.turn->conversations, c.turn->set,
                            c.turn->reuse ? "on" : "off", c.prompt_tokens);
+        continue;
+      }
+      if (c.request) {
+        out += fmt::format("  trace request {} ({} tokens)\n", *c.request, c.prompt_tokens);
         continue;
       }
       out += fmt::format("  prompt_tokens {}", c.prompt_tokens);

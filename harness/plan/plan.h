@@ -53,6 +53,8 @@ struct PlannedCall {
   PairRole role = PairRole::none;
   std::optional<scenario::EditPosition> edit;
   std::optional<Turn> turn;  // a conversation turn
+  // A trace replay's request: its index among the requests replayed (workload "trace").
+  std::optional<int> request;
 };
 
 struct Block {

@@ -196,8 +196,8 @@ void write_compare_markdown(std::ostream& out, const Comparison& c) {
          "(each run resampled on its own). Runs on different days differ by more than their "
          "calls' spread: read a ratio as a description, and use `kvbench gate` for a test.\n\n";
   if (c.rows.empty()) {
-    out << "No condition was measured by both runs (conversation turns reuse their history and "
-           "are compared by their own report, not here).\n";
+    out << "No condition was measured by both runs (conversation turns and a trace's requests "
+           "reuse by design and are compared by their own report, not here).\n";
     return;
   }
   const bool variants = std::any_of(c.rows.begin(), c.rows.end(),

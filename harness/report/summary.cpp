@@ -256,7 +256,7 @@ constexpr std::string_view kConversationLayout[] = {"server_counters", "workload
 void write_markdown(std::ostream& out, const RunReport& report) {
   write_run_header(out, report);
   const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
-    return !c.turn && c.kind == CallKind::timed;
+    return !c.reuses_by_design() && c.kind == CallKind::timed;
   });
   const bool conversations_only = !singles && report.workload.present;
   using Layout = std::span<const std::string_view>;

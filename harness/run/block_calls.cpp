@@ -56,7 +56,10 @@ void BlockCalls::run_calls(BlockServer& server, const plan::Block& block,
       break;
     }
     if (const auto together = source_.together(block, i)) {
-      const StreamSchedule schedule{together->slots, server.backend().capabilities().slot_pinning};
+      StreamSchedule schedule;
+      schedule.slots = together->slots;
+      schedule.pin = together->pin && server.backend().capabilities().slot_pinning;
+      schedule.arrivals_s = together->due_s;
       const bool failed = run_together(server, block, i, together->end, schedule).second;
       i = together->end - 1;
       if (failed && !recover(server, block, info, restarts, block.calls[i].seq, together->end)) {
@@ -78,18 +81,28 @@ std::pair<StreamsRun, bool> BlockCalls::run_together(BlockServer& server, const 
                                                      std::size_t from, std::size_t to,
                                                      const StreamSchedule& schedule) {
   std::vector<plan::PlannedCall> calls;
+  StreamSchedule left = schedule;  // the arrivals of the calls not done yet
+  left.arrivals_s.clear();
   for (std::size_t i = from; i < to; ++i) {
     if (!done(block.calls[i].seq)) {
       calls.push_back(block.calls[i]);
+      if (i - from < schedule.arrivals_s.size()) {
+        left.arrivals_s.push_back(schedule.arrivals_s[i - from]);
+      }
     }
   }
   if (calls.empty()) {
     return {};
   }
+  if (!left.arrivals_s.empty()) {  // a resumed schedule goes on from its first call left
+    const double first = left.arrivals_s.front();
+    for (double& t : left.arrivals_s) {
+      t -= first;
+    }
+  }
   const int failed_before = folder_.summary().failed;
   const auto transport = ctx_.concurrent_transport();
-  StreamsRun out =
-      run_streams(calls, schedule, source_, folder_, server.backend(), *transport, time_);
+  StreamsRun out = run_streams(calls, left, source_, folder_, server.backend(), *transport, time_);
   server.after_call(calls.back());
   return {std::move(out), folder_.summary().failed > failed_before};
 }
@@ -98,7 +111,9 @@ void BlockCalls::run_concurrent(BlockServer& server, const plan::Block& block,
                                 results::BlockInfo& info) {
   const auto caps = server.backend().capabilities();
   info.slots = block.config.slots;
-  StreamSchedule schedule{block.config.slots, caps.slot_pinning};
+  StreamSchedule schedule;
+  schedule.slots = block.config.slots;
+  schedule.pin = caps.slot_pinning;
   if (s_.concurrency.open_loop()) {
     schedule.rate_per_s = s_.concurrency.rate_per_s;
     schedule.seed = s_.seed * std::uint64_t{7919} + static_cast<std::uint64_t>(block.index);

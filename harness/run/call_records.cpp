@@ -107,8 +107,8 @@ void CallRecords::finish(PreparedCall& p, backend::CallResult res) {
   if (!p.same_count) {
     r.flags.emplace_back("edit_changed_token_count");
   }
-  if (p.call.turn) {
-    return;  // a conversation turn reuses its history on purpose (ConversationTurns::flag)
+  if (p.call.turn || p.call.request) {
+    return;  // a turn, a replayed request: reuse by design, judged by its workload
   }
   if (r.server.cache_n && r.expected_cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");

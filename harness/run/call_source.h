@@ -33,10 +33,15 @@ struct PreparedCall {
   scenario::CacheRule cache_rule;  // how the server caches (server.cache_rule)
 };
 
-// Calls a workload sends in flight together: block.calls[from, end) over `slots` server slots.
+// Calls a workload sends in flight together: block.calls[from, end) over `slots` streams.
 struct Together {
   std::size_t end = 0;
   int slots = 1;
+  // Stream k reads server slot k where the server kind pins slots; false: the server picks.
+  bool pin = true;
+  // Where given, one per call of [from, end): when each is due, in seconds after the first is
+  // handed to the driver (an open loop on the workload's own schedule).
+  std::vector<double> due_s{};
 };
 
 class CallSource {
@@ -69,6 +74,9 @@ class CallSource {
   }
   // Seconds from `now` before `call` may be sent (a conversation's think time).
   virtual double wait_s(const plan::PlannedCall& /*call*/, Nanos /*now*/) const { return 0; }
+  // The transfer of `p` ended with `res`: the server slot it read is free again and holds what it
+  // generated. Called before its finish(), on the thread that sends, by a driver of many streams.
+  virtual void released(const PreparedCall& /*p*/, const backend::CallResult& /*res*/) {}
   // Just before `p` is sent on server slot `slot` (nullopt: the server picks one): the reuse its
   // record predicts from what that slot holds, which from now on is this call's prompt.
   virtual void expect(PreparedCall& p, std::optional<int> slot) = 0;

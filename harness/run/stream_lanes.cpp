@@ -19,6 +19,11 @@ double LockedSource::wait_s(const plan::PlannedCall& call, Nanos now) {
   return source_.wait_s(call, now);
 }
 
+void LockedSource::released(const PreparedCall& p, const backend::CallResult& res) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  source_.released(p, res);
+}
+
 void LockedSource::expect(PreparedCall& p, std::optional<int> slot) {
   const std::lock_guard<std::mutex> lock(mutex_);
   source_.expect(p, slot);

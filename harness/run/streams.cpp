@@ -68,7 +68,7 @@ class Streams {
   };
 
   const Clock& clock() const { return time_.clock(); }
-  bool open_loop() const { return schedule_.rate_per_s > 0; }
+  bool open_loop() const { return schedule_.rate_per_s > 0 || !schedule_.arrivals_s.empty(); }
   std::optional<int> pinned(int slot) const {
     return schedule_.pin ? std::optional<int>(slot) : std::nullopt;
   }
@@ -125,7 +125,10 @@ class Streams {
       unlaned_ = std::move(unlaned_handed_);
       unlaned_handed_.clear();
       start_ = clock().now();
-      if (open_loop()) {
+      if (!schedule_.arrivals_s.empty()) {
+        arrivals_ = schedule_.arrivals_s;
+        arrivals_.resize(unlaned_.size(), arrivals_.empty() ? 0.0 : arrivals_.back());
+      } else if (open_loop()) {
         arrivals_ = load::poisson_arrivals_s(schedule_.seed, static_cast<int>(unlaned_.size()),
                                              schedule_.rate_per_s);
       }
@@ -210,6 +213,7 @@ class Streams {
         [decoder](std::string_view chunk, Nanos arrival) { return decoder->feed(chunk, arrival); },
         [this, call, decoder, stream, lane](http::Result res) {
           backend::CallResult result = decoder->finish(res);
+          source_.released(*call, result);
           {
             const std::lock_guard<std::mutex> lock(mutex_);
             ended_.push_back({std::move(*call), std::move(result), lane, true});

@@ -3,9 +3,9 @@
 // ConcurrentTransport (libcurl's multi interface), for any CallSource.
 //
 // - Calls of no lane share `slots` streams: every one is made ready before the clock matters,
-//   then each is sent as soon as a stream is free (closed loop) or at its arrival time of a
-//   Poisson process, once a stream is free (open loop: an arrival that found every stream busy is
-//   counted as deferred).
+//   then each is sent as soon as a stream is free (closed loop) or at its arrival time (of a
+//   Poisson process, or the workload's own schedule), once a stream is free (open loop: an arrival
+//   that found every stream busy is counted as deferred).
 // - The calls of a lane (a conversation) run on the lane's own stream, one after another: the
 //   next is made ready once the one before it ended, and sent after the wait its source asks for.
 //   Where streams are pinned, lane k reads server slot k mod `slots` and waits in kvbench while
@@ -31,6 +31,9 @@ struct StreamSchedule {
   bool pin = false;        // stream k's calls read server slot k (a lane's: lane mod slots)
   double rate_per_s = 0;   // > 0: calls of no lane arrive as a Poisson process at this rate
   std::uint64_t seed = 0;  // of the arrivals
+  // Where given, the calls of no lane arrive at these times instead (seconds after they are
+  // handed over, one per call, in order): a workload's own schedule.
+  std::vector<double> arrivals_s{};
 };
 
 struct StreamsRun {

@@ -69,7 +69,7 @@ bool has(const json& doc, const char* key) {
   return doc.contains(key);
 }
 
-// Columns: the prompt sweep, the conversation.
+// Columns: the prompt sweep, the conversation, the trace replay.
 const Part kParts[] = {
     {"factors.prompt_tokens",
      [](const json& doc, const Scenario&) {
@@ -77,36 +77,49 @@ const Part kParts[] = {
               doc["factors"].contains("prompt_tokens");
      },
      {requires_it("give the prompt lengths in tokens"),
-      refuses("a conversation sizes its prompts by its turns: remove factors.prompt_tokens")}},
+      refuses("a conversation sizes its prompts by its turns: remove factors.prompt_tokens"),
+      refuses("a trace's requests give the prompt lengths: remove factors.prompt_tokens")}},
     {"factors.edit_position",
      [](const json&, const Scenario& s) { return !s.factors.edit_position.empty(); },
-     {accepts(), refuses("the edit-position experiment and a conversation cannot share a "
-                         "scenario")}},
+     {accepts(), refuses("the edit-position experiment and a conversation cannot share a scenario"),
+      refuses("the edit-position experiment and a trace cannot share a scenario")}},
     {"repeats",
      [](const json& doc, const Scenario&) { return has(doc, "repeats"); },
-     {accepts(), refuses("a conversation repeats by its turns and conversations: remove repeats")}},
+     {accepts(), refuses("a conversation repeats by its turns and conversations: remove repeats"),
+      refuses("a trace is replayed whole in each server block: remove repeats (block_repeats "
+              "starts each server configuration more than once)")}},
     {"max_tokens",
      [](const json& doc, const Scenario&) { return has(doc, "max_tokens"); },
-     {accepts(), refuses("a conversation's answers are conversation.answer_tokens long: remove "
-                         "max_tokens")}},
+     {accepts(),
+      refuses("a conversation's answers are conversation.answer_tokens long: remove max_tokens"),
+      refuses("a trace's answers are as long as its requests' output lengths: remove "
+              "max_tokens")}},
     {"concurrency",
      [](const json&, const Scenario& s) { return s.concurrency.active(); },
-     {accepts(), refuses("conversations set their own concurrency: remove concurrency, and put "
-                         "\"concurrent\": true in the conversation to have a set's conversations "
-                         "in flight at once")}},
+     {accepts(),
+      refuses("conversations set their own concurrency: remove concurrency, and put "
+              "\"concurrent\": true in the conversation to have a set's conversations "
+              "in flight at once"),
+      refuses("a trace sets its own concurrency: remove concurrency, and give "
+              "workload.trace.timing and workload.trace.concurrency")}},
     {"probes",
      [](const json&, const Scenario& s) { return s.probes.every > 0; },
-     {accepts(), refuses("a conversation run has no drift probes: remove probes")}},
+     {accepts(), refuses("a conversation run has no drift probes: remove probes"),
+      refuses("a trace replay has no drift probes: remove probes")}},
     {"precision",
      [](const json&, const Scenario& s) { return s.precision.active(); },
-     {accepts(), refuses("precision on demand fits single prompts: remove precision")}},
+     {accepts(), refuses("precision on demand fits single prompts: remove precision"),
+      refuses("precision on demand fits single prompts: remove precision")}},
     {"answers",
      [](const json&, const Scenario& s) { return s.answers.active(); },
-     {accepts(), refuses("the answers experiment and a conversation cannot share a scenario")}},
+     {accepts(), refuses("the answers experiment and a conversation cannot share a scenario"),
+      refuses("the answers experiment and a trace cannot share a scenario")}},
     {"unique_first_line",
      [](const json&, const Scenario& s) { return !s.unique_first_line; },
-     {accepts(), refuses("every conversation starts with its own first line: remove "
-                         "'unique_first_line': false")}},
+     {accepts(),
+      refuses("every conversation starts with its own first line: remove "
+              "'unique_first_line': false"),
+      accepts()}},
 };
 
 // A required part that is missing, named at its first missing level ("factors: missing: give at

@@ -10,9 +10,10 @@
 
 #include "harness/workloads/conversation/spec.h"
 #include "harness/workloads/sweep/spec.h"
+#include "harness/workloads/trace/spec.h"
 
 namespace kvbench::workloads {
 
-using Workload = std::variant<Sweep, Conversation>;
+using Workload = std::variant<Sweep, Conversation, TraceReplay>;
 
 }  // namespace kvbench::workloads

@@ -410,9 +410,9 @@ TEST(Analysis, VariantReferenceCanBeNamed) {
 TEST(Measured, TurnsStayOutOfTheModelsWhoeverPassesThem) {
   const auto run = results::load_run(std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny");
   const auto m = measured(run.calls);
-  ASSERT_FALSE(m.turns.empty());
-  ASSERT_EQ(m.singles.size() + m.turns.size(), run.calls.size());
-  for (const auto& c : m.turns) {
+  ASSERT_FALSE(m.by_design.empty());
+  ASSERT_EQ(m.singles.size() + m.by_design.size(), run.calls.size());
+  for (const auto& c : m.by_design) {
     EXPECT_TRUE(c.turn.has_value());
     EXPECT_FALSE(fresh_read(c));
     EXPECT_FALSE(single_timed(c));

@@ -8,7 +8,7 @@ set -euo pipefail
 kvbench=${1:?usage: plot_run_test.sh KVBENCH_BINARY}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 python=/usr/bin/python3
-all_plots="ttft decode memory prefix_reuse conversation_ttft conversation_reuse"
+all_plots="ttft decode memory prefix_reuse conversation_ttft conversation_reuse trace"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0

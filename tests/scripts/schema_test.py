@@ -76,8 +76,9 @@ for run in runs:
     valid("kvbench.run.v2", summary["run"], f"report {run}: its run")
     for i, line in enumerate(output("report", run, "--format", "jsonl").splitlines()):
         valid("kvbench.call.v1", json.loads(line), f"report {run} --format jsonl line {i + 1}")
-    # A run of conversations has no single prompts to compare (exit 1), and says so in valid JSON.
-    conversation = "conversation" in os.path.basename(run)
+    # A run of conversations or of a trace has no single prompts to compare (exit 1), and says so
+    # in valid JSON.
+    conversation = any(w in os.path.basename(run) for w in ("conversation", "trace"))
     valid("kvbench.compare.v1",
           json.loads(output("compare", run, run, "--format", "json",
                             exits=(1,) if conversation else (0,))),

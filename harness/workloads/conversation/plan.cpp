@@ -23,7 +23,7 @@ std::vector<int> slot_levels(const scenario::Scenario& /*s*/, const Conversation
 void fill_block(Block& b, const scenario::Scenario& s, const Conversation& conv, Rng& rng) {
   for (int w = 0; w < s.warmup; ++w) {
     b.calls.push_back(
-        {0, b.index, -1, CallKind::warmup, conv.user_tokens, -1, PairRole::none, {}, {}});
+        {0, b.index, -1, CallKind::warmup, conv.user_tokens, -1, PairRole::none, {}, {}, {}});
   }
   std::vector<std::pair<int, bool>> sets;
   for (int level : conv.conversations) {
@@ -40,7 +40,7 @@ void fill_block(Block& b, const scenario::Scenario& s, const Conversation& conv,
         // Its planned length: the system prompt and the turn's messages so far, template aside.
         const int planned =
             conv.system_tokens + t * conv.user_tokens + (t - 1) * conv.answer_tokens;
-        PlannedCall c{0, b.index, t - 1, CallKind::timed, planned, -1, PairRole::none, {}, {}};
+        PlannedCall c{0, b.index, t - 1, CallKind::timed, planned, -1, PairRole::none, {}, {}, {}};
         c.turn = Turn{first + k, static_cast<int>(set), level, k, t, reuse};
         b.calls.push_back(c);
       }

@@ -52,7 +52,7 @@ std::optional<Together> ConversationSource::together(const plan::Block& block,
          block.calls[end].turn->set == first.turn->set) {
     ++end;
   }
-  return Together{end, conv_.slots};
+  return Together{end, conv_.slots, true, {}};
 }
 
 double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) const {

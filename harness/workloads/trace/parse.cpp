@@ -1,0 +1,247 @@
+// The trace workload in the scenario layer: its settings, the trace read, chosen and scaled while
+// the scenario is parsed (so a bad trace is a bad scenario: exit 2 before any server starts), its
+// rules against the rest of the scenario, and what run.json records of it.
+
+#include <filesystem>
+
+#include "harness/core/error.h"
+#include "harness/scenario/parse_detail.h"
+#include "harness/workloads/trace/reuse.h"
+#include "harness/workloads/trace/spec.h"
+
+namespace kvbench::workloads {
+
+using nlohmann::json;
+using scenario::detail::Checker;
+
+namespace {
+
+// A number in [lo, hi] at `path`, or nullopt with the problem named.
+std::optional<double> number(Checker& c, const json& v, const std::string& path, double lo,
+                             double hi, const char* what) {
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi) {
+    c.problem(path, fmt::format("expected {}, got {}", what, Checker::describe(v)));
+    return std::nullopt;
+  }
+  return v.get<double>();
+}
+
+bool object_at(Checker& c, const json& v, const std::string& path, const char* example) {
+  if (!v.is_object()) {
+    c.problem(path,
+              fmt::format("expected an object like {}, got {}", example, Checker::describe(v)));
+    return false;
+  }
+  return true;
+}
+
+void parse_window(Checker& c, const json& v, const std::string& path, trace::Window& w) {
+  if (!object_at(c, v, path, "{\"first\": 0, \"count\": 200}")) {
+    return;
+  }
+  c.keys(v, path, {"first", "count"});
+  if (v.contains("first")) {
+    w.first = static_cast<std::size_t>(
+        c.integer(v["first"], Checker::join(path, "first"), 0, 100000000).value_or(0));
+  }
+  if (v.contains("count")) {
+    if (const auto n = c.integer(v["count"], Checker::join(path, "count"), 1, 100000000)) {
+      w.count = static_cast<std::size_t>(*n);
+    }
+  }
+}
+
+void parse_sample(Checker& c, const json& v, const std::string& path,
+                  std::optional<trace::Sample>& out) {
+  if (!object_at(c, v, path, "{\"families\": 20, \"seed\": 1}")) {
+    return;
+  }
+  c.keys(v, path, {"families", "seed"});
+  trace::Sample s;
+  if (!v.contains("families")) {
+    c.problem(Checker::join(path, "families"),
+              "missing: how many prefix families (requests sharing their first two blocks) "
+              "to replay");
+    return;
+  }
+  s.families = static_cast<std::size_t>(
+      c.integer(v["families"], Checker::join(path, "families"), 1, 1000000).value_or(1));
+  if (v.contains("seed")) {
+    s.seed = static_cast<std::uint64_t>(
+        c.integer(v["seed"], Checker::join(path, "seed"), 0, 2147483647).value_or(1));
+  }
+  out = s;
+}
+
+void parse_scale(Checker& c, const json& v, const std::string& path, trace::Scale& s) {
+  if (!object_at(c, v, path, "{\"tokens\": 0.0625, \"time\": 10}")) {
+    return;
+  }
+  c.keys(v, path, {"tokens", "time"});
+  if (v.contains("tokens")) {
+    s.tokens = number(c, v["tokens"], Checker::join(path, "tokens"), 1e-6, 64,
+                      "a factor in (0, 64] for the block size and the lengths")
+                   .value_or(1);
+  }
+  if (v.contains("time")) {
+    s.time = number(c, v["time"], Checker::join(path, "time"), 1e-6, 1e6,
+                    "a factor > 0 that divides the gaps between arrivals")
+                 .value_or(1);
+  }
+}
+
+void parse_timing(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
+  const auto s = c.string(v, path, false);
+  if (!s) {
+    return;
+  }
+  if (*s != "schedule" && *s != "closed") {
+    c.problem(path, fmt::format("'{}': expected \"schedule\" (each request at its arrival time) "
+                                "or \"closed\" (the next as soon as a stream is free)",
+                                *s));
+    return;
+  }
+  t.closed = *s == "closed";
+}
+
+// The trace read from disk, its requests chosen and scaled; problems name `path`.file.
+void load(Checker& c, const std::string& path, TraceReplay& t) {
+  std::filesystem::path file(t.file);
+  if (file.is_relative()) {
+    file = std::filesystem::path(c.source()).parent_path() / file;
+  }
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(file, ec);
+  t.path = (ec ? file : absolute).lexically_normal().string();
+  try {
+    auto whole =
+        std::make_shared<trace::Trace>(trace::read_trace_file(t.path, t.format, t.block_tokens));
+    // The families are sampled over the whole trace, whose reuse is far apart; the window then
+    // keeps a stretch of what was chosen.
+    trace::Trace chosen = t.sample ? trace::sample_families(*whole, *t.sample) : *whole;
+    trace::Window window = t.window;
+    if (t.sample && window.count && window.first < chosen.requests.size()) {
+      // At most `count` of the sample's requests: its size is the sample's, not the user's.
+      window.count = std::min(*window.count, chosen.requests.size() - window.first);
+    }
+    chosen = trace::take_window(chosen, window);
+    t.requests = std::make_shared<const trace::Trace>(trace::scale_trace(chosen, t.scale));
+    t.whole = std::move(whole);
+  } catch (const InputError& e) {
+    c.problem(Checker::join(path, "file"), e.what());
+  }
+}
+
+}  // namespace
+
+void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
+  if (!object_at(c, v, path, "{\"file\": \"trace.jsonl\", \"format\": \"mooncake\"}")) {
+    return;
+  }
+  c.keys(v, path,
+         {"file", "format", "block_tokens", "window", "sample", "scale", "timing", "concurrency",
+          "slots", "whole_trace"});
+  const auto at = [&](const char* key) { return Checker::join(path, key); };
+  if (!v.contains("file")) {
+    c.problem(at("file"), "missing: the trace file, relative to the scenario file");
+    return;
+  }
+  t.file = c.string(v["file"], at("file"), false).value_or("");
+  if (v.contains("format")) {
+    const auto name = c.string(v["format"], at("format"), false).value_or("");
+    if (const auto f = trace::format_named(name)) {
+      t.format = *f;
+    } else if (!name.empty()) {
+      c.problem(at("format"),
+                fmt::format("'{}': expected \"mooncake\", \"bailian\" or \"weka\"", name));
+    }
+  }
+  if (v.contains("block_tokens")) {
+    t.block_tokens = c.integer(v["block_tokens"], at("block_tokens"), 1, 1 << 20);
+  }
+  if (v.contains("window")) {
+    parse_window(c, v["window"], at("window"), t.window);
+  }
+  if (v.contains("sample")) {
+    parse_sample(c, v["sample"], at("sample"), t.sample);
+  }
+  if (v.contains("scale")) {
+    parse_scale(c, v["scale"], at("scale"), t.scale);
+  }
+  if (v.contains("timing")) {
+    parse_timing(c, v["timing"], at("timing"), t);
+  }
+  if (v.contains("concurrency")) {
+    t.concurrency = c.integer(v["concurrency"], at("concurrency"), 1, 256).value_or(1);
+  }
+  if (v.contains("slots")) {
+    t.slots = c.integer(v["slots"], at("slots"), 1, 64).value_or(1);
+  }
+  if (c.ok() && !t.file.empty()) {
+    load(c, path, t);
+  }
+}
+
+void check(Checker& c, const scenario::Scenario& s, const TraceReplay& t) {
+  if (!t.requests) {
+    return;
+  }
+  const std::string path = c.workload_path();
+  const bool token_prompts =
+      s.server.kind == scenario::ServerKind::llama_server ||
+      (s.server.kind == scenario::ServerKind::openai && s.server.endpoint == "completions");
+  if (!token_prompts) {
+    c.problem("server.kind",
+              "a trace's prompts are sent as token ids, which llama-server's /completion and an "
+              "OpenAI-compatible /v1/completions take: use kind \"llama-server\", or kind "
+              "\"openai\" with endpoint \"completions\"");
+  }
+  int longest = 0;
+  for (const auto& r : t.requests->requests) {
+    longest = std::max(longest, r.input_tokens + r.output_tokens);
+  }
+  for (const int ctx : s.factors.num_ctx) {
+    if (longest > ctx) {
+      c.problem(path + ".scale.tokens",
+                fmt::format("the longest request and its answer are {} tokens, more than "
+                            "num_ctx {}: scale the tokens down or raise num_ctx",
+                            longest, ctx));
+      break;
+    }
+  }
+}
+
+// The file is recorded where it was read (absolute), so a resumed run reads the same trace.
+void add_to_json(const TraceReplay& t, json& resolved) {
+  resolved.erase("repeats");
+  resolved.erase("max_tokens");
+  json spec = {{"file", t.path},
+               {"format", trace::format_name(t.format)},
+               {"window", {{"first", t.window.first}}},
+               {"scale", {{"tokens", t.scale.tokens}, {"time", t.scale.time}}},
+               {"timing", t.closed ? "closed" : "schedule"},
+               {"concurrency", t.concurrency},
+               {"slots", t.slots}};
+  if (t.window.count) {
+    spec["window"]["count"] = *t.window.count;
+  }
+  if (t.sample) {
+    spec["sample"] = {{"families", t.sample->families}, {"seed", t.sample->seed}};
+  }
+  if (t.block_tokens) {
+    spec["block_tokens"] = *t.block_tokens;
+  }
+  // What the report states beside the replayed requests' rates (read again from the file on a
+  // resume, where this key is ignored).
+  if (t.whole) {
+    const auto rates = trace::hit_rates(*t.whole, trace::infinite_reuse(*t.whole));
+    spec["whole_trace"] = {{"requests", t.whole->requests.size()},
+                           {"infinite_hit_rate",
+                            {{"tokens", rates.tokens.rate},
+                             {"blocks", rates.blocks.rate},
+                             {"per_request_mean", rates.per_request_mean.rate}}}};
+  }
+  resolved["workload"] = {{"trace", std::move(spec)}};
+}
+
+}  // namespace kvbench::workloads

@@ -1,0 +1,48 @@
+#pragma once
+// The trace part of a run's report (scenario workload "trace"): each replayed request's reuse
+// three ways (an infinite cache, the server's policy, what the server reported), the hit rates of
+// each under their three definitions with the definition beside the number, the gaps by class
+// with their first requests, the schedule's slip, and TTFT against the tokens reused and
+// computed. Pure but for reading the trace file again (for the whole trace's hit rates).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/record.h"
+#include "harness/report/workload_section.h"
+#include "harness/results/manifest.h"
+
+namespace kvbench::report {
+
+// Hit rates of one kind of reuse, under the three definitions (0 to 1).
+struct TraceRates {
+  double tokens = 0;            // reused tokens / input tokens
+  double blocks = 0;            // reused blocks / blocks sent
+  double per_request_mean = 0;  // mean over requests of reused blocks / its blocks
+};
+
+// The blocks of a request that `tokens` reused: whole blocks, all of them when the reuse reached
+// the prompt's last token (which the server reads again). Pure.
+int reused_blocks(const CallRecord::Replay& r, long long tokens);
+
+// A request's reuse of one kind: tokens and whole blocks.
+struct TraceReuse {
+  long long tokens = 0;
+  int blocks = 0;
+};
+// Which reuse: what an infinite cache would reuse, what the policy predicted, what the server
+// reported; nullopt where the record has none.
+enum class TraceReuseKind { infinite, predicted, actual };
+std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind);
+
+// The three rates over `calls` (replayed requests) that have the reuse `kind`; nullopt: none has.
+std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& calls,
+                                      TraceReuseKind kind);
+
+WorkloadSection trace_section(const results::RunManifest& run,
+                              const std::vector<CallRecord>& calls);
+
+}  // namespace kvbench::report

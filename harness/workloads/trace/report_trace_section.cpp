@@ -1,0 +1,275 @@
+// The trace section of a run's report: Markdown and JSON from the replayed requests' records.
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "harness/stats/descriptive.h"
+#include "harness/workloads/trace/report_trace.h"
+
+namespace kvbench::report {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kFirstShown = 5;  // requests named per gap class
+
+constexpr const char* kDefinitions[][2] = {
+    {"tokens", "reused tokens / input tokens"},
+    {"blocks",
+     "reused blocks / blocks sent (a reuse that reaches a prompt's last token counts all its "
+     "blocks: the server always reads that token again)"},
+    {"per_request_mean", "the mean over requests of each request's reused blocks / its blocks"},
+};
+
+json rates_json(const std::optional<TraceRates>& r) {
+  if (!r) {
+    return nullptr;
+  }
+  return {{"tokens", r->tokens}, {"blocks", r->blocks}, {"per_request_mean", r->per_request_mean}};
+}
+
+std::string rate_cell(const std::optional<double>& v) {
+  return v ? fmt::format("{:.1f} %", 100 * *v) : "-";
+}
+
+// The whole trace's infinite-cache hit rates, as run.json recorded them.
+std::optional<TraceRates> whole_trace_rates(const json& spec) {
+  const json whole = spec.value("whole_trace", json::object()).value("infinite_hit_rate", json());
+  if (!whole.is_object()) {
+    return std::nullopt;
+  }
+  return TraceRates{whole.value("tokens", 0.0), whole.value("blocks", 0.0),
+                    whole.value("per_request_mean", 0.0)};
+}
+
+struct Gap {
+  int count = 0;
+  std::vector<int> first;  // trace indices
+};
+
+struct Gaps {
+  std::map<std::string, Gap> loss;
+  std::map<std::string, Gap> mismatch;
+  int predicted = 0;  // requests with a prediction and a reported reuse
+  int equal = 0;      // ... where they agree
+};
+
+Gaps gaps_of(const std::vector<const CallRecord*>& calls) {
+  Gaps g;
+  const auto add = [](std::map<std::string, Gap>& m, const std::string& cls, int index) {
+    Gap& gap = m[cls];
+    ++gap.count;
+    if (gap.first.size() < kFirstShown) {
+      gap.first.push_back(index);
+    }
+  };
+  for (const CallRecord* c : calls) {
+    const auto& t = *c->replay;
+    if (!t.loss.empty()) {
+      add(g.loss, t.loss, t.index);
+    }
+    if (!t.mismatch.empty()) {
+      add(g.mismatch, t.mismatch, t.index);
+    }
+    if (t.predicted_tokens && c->ok() && c->server.cache_n) {
+      ++g.predicted;
+      g.equal += *t.predicted_tokens == *c->server.cache_n ? 1 : 0;
+    }
+  }
+  return g;
+}
+
+json gaps_json(const std::map<std::string, Gap>& m) {
+  json out = json::object();
+  for (const auto& [cls, gap] : m) {
+    out[cls] = {{"count", gap.count}, {"first", gap.first}};
+  }
+  return out;
+}
+
+std::vector<double> slips_ms(const std::vector<const CallRecord*>& calls) {
+  std::vector<double> out;
+  for (const CallRecord* c : calls) {
+    if (c->replay->sent_ms) {
+      out.push_back(*c->replay->sent_ms - c->replay->due_ms);
+    }
+  }
+  return out;
+}
+
+json request_json(const CallRecord& c) {
+  const auto& t = *c.replay;
+  const auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  return {{"index", t.index},
+          {"block", c.block},
+          {"due_ms", t.due_ms},
+          {"sent_ms", optional(t.sent_ms)},
+          {"input_tokens", t.input_tokens},
+          {"predicted_infinite_tokens", t.infinite_tokens},
+          {"predicted_tokens", optional(t.predicted_tokens)},
+          {"reused_tokens", c.ok() ? optional(c.server.cache_n) : json(nullptr)},
+          {"loss", t.loss.empty() ? json(nullptr) : json(t.loss)},
+          {"mismatch", t.mismatch.empty() ? json(nullptr) : json(t.mismatch)},
+          {"ttft_ms", optional(c.client.ttft_ms)},
+          {"outcome", to_string(c.outcome)}};
+}
+
+// TTFT by the share of its prompt a request reused (as the server reported it).
+void write_ttft(std::ostream& out, const std::vector<const CallRecord*>& calls) {
+  const double edges[] = {0, 0.5, 0.9, 1.01};
+  const char* names[] = {"under 50 %", "50 to 90 %", "90 % or more"};
+  out << "\nTTFT against the tokens reused and computed (the server's cache_n; computed = "
+         "input - reused):\n\n| reused share | requests | median reused | median computed | "
+         "median TTFT ms |\n|---|---:|---:|---:|---:|\n";
+  for (int b = 0; b < 3; ++b) {
+    std::vector<double> reused;
+    std::vector<double> computed;
+    std::vector<double> ttft;
+    for (const CallRecord* c : calls) {
+      if (!c->ok() || !c->server.cache_n || !c->client.ttft_ms) {
+        continue;
+      }
+      const double share = static_cast<double>(*c->server.cache_n) / c->replay->input_tokens;
+      if (share >= edges[b] && share < edges[b + 1]) {
+        reused.push_back(*c->server.cache_n);
+        computed.push_back(c->replay->input_tokens - *c->server.cache_n);
+        ttft.push_back(*c->client.ttft_ms);
+      }
+    }
+    if (ttft.empty()) {
+      continue;
+    }
+    out << fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.1f} |\n", names[b], ttft.size(),
+                       stats::median(reused), stats::median(computed), stats::median(ttft));
+  }
+}
+
+void write_gaps(std::ostream& out, const Gaps& g) {
+  if (g.predicted > 0) {
+    out << fmt::format(
+        "\nThe policy's prediction equals the reuse the server reported on {} of {} requests "
+        "({:.1f} %).\n",
+        g.equal, g.predicted, 100.0 * g.equal / g.predicted);
+  }
+  if (g.loss.empty() && g.mismatch.empty()) {
+    return;
+  }
+  out << "\n| gap | class | requests | first (trace index) |\n|---|---|---:|---|\n";
+  for (const auto& [cls, gap] : g.loss) {
+    out << fmt::format("| policy below infinite | {} | {} | {} |\n", cls, gap.count,
+                       fmt::join(gap.first, ", "));
+  }
+  for (const auto& [cls, gap] : g.mismatch) {
+    out << fmt::format("| reported against policy | {} | {} | {} |\n", cls, gap.count,
+                       fmt::join(gap.first, ", "));
+  }
+}
+
+}  // namespace
+
+WorkloadSection trace_section(const results::RunManifest& run,
+                              const std::vector<CallRecord>& calls) {
+  WorkloadSection out{"trace", false, {}, {}};
+  std::vector<const CallRecord*> replayed;
+  for (const auto& c : calls) {
+    if (c.replay) {
+      replayed.push_back(&c);
+    }
+  }
+  if (replayed.empty()) {
+    return out;
+  }
+  std::sort(replayed.begin(), replayed.end(), [](const CallRecord* a, const CallRecord* b) {
+    return std::pair(a->block, a->replay->index) < std::pair(b->block, b->replay->index);
+  });
+  out.present = true;
+  const json spec = run.scenario.value("workload", json::object()).value("trace", json::object());
+  const auto infinite = trace_rates(replayed, TraceReuseKind::infinite);
+  const auto predicted = trace_rates(replayed, TraceReuseKind::predicted);
+  const auto actual = trace_rates(replayed, TraceReuseKind::actual);
+  const auto whole = whole_trace_rates(spec);
+  const Gaps gaps = gaps_of(replayed);
+  std::vector<double> slips = slips_ms(replayed);
+  std::sort(slips.begin(), slips.end());
+
+  std::ostringstream md;
+  md << fmt::format(
+      "\n## Trace replay\n\n{} ({}): {} requests replayed, blocks of {} tokens, "
+      "timing {}, at most {} in flight, {} server slot{}.\n",
+      spec.value("file", "?"), spec.value("format", "mooncake"), replayed.size(),
+      replayed.front()->replay->block_tokens, spec.value("timing", "schedule"),
+      spec.value("concurrency", 1), spec.value("slots", 1), spec.value("slots", 1) == 1 ? "" : "s");
+  md << "\n| hit rate | by tokens | by blocks | per-request mean |\n|---|---:|---:|---:|\n";
+  const auto row = [&](const char* name, const std::optional<TraceRates>& r) {
+    md << fmt::format("| {} | {} | {} | {} |\n", name,
+                      rate_cell(r ? std::optional(r->tokens) : std::nullopt),
+                      rate_cell(r ? std::optional(r->blocks) : std::nullopt),
+                      rate_cell(r ? std::optional(r->per_request_mean) : std::nullopt));
+  };
+  if (whole) {
+    md << fmt::format("| infinite cache, the whole trace ({} requests) | {} | {} | {} |\n",
+                      spec["whole_trace"].value("requests", 0), rate_cell(whole->tokens),
+                      rate_cell(whole->blocks), rate_cell(whole->per_request_mean));
+  }
+  row("infinite cache, the requests replayed", infinite);
+  row("the server's policy (predicted)", predicted);
+  row("the server's report (actual)", actual);
+  md << "\n";
+  for (const auto& [name, definition] : kDefinitions) {
+    md << fmt::format("- {}: {}\n",
+                      std::string(name) == "per_request_mean" ? std::string("per-request mean")
+                                                              : "by " + std::string(name),
+                      definition);
+  }
+  if (!whole) {
+    md << "- the whole trace's rates are not in run.json: left out\n";
+  }
+  if (!predicted) {
+    md << "\nNo policy prediction: kvbench models a managed llama-server's slots and host "
+          "cache.\n";
+  }
+  write_gaps(md, gaps);
+  if (!slips.empty() && spec.value("timing", "schedule") == "schedule") {
+    md << fmt::format(
+        "\nSchedule slip (sent minus due, the first request sent on time): median "
+        "{:.1f} ms, 95th percentile {:.1f} ms, most {:.1f} ms.\n",
+        stats::percentile_sorted(slips, 0.5), stats::percentile_sorted(slips, 0.95), slips.back());
+  }
+  write_ttft(md, replayed);
+  out.markdown = md.str();
+
+  json requests = json::array();
+  for (const CallRecord* c : replayed) {
+    requests.push_back(request_json(*c));
+  }
+  json definitions = json::object();
+  for (const auto& [name, definition] : kDefinitions) {
+    definitions[name] = definition;
+  }
+  out.json = {
+      {"file", spec.value("file", "")},
+      {"format", spec.value("format", "mooncake")},
+      {"replayed", replayed.size()},
+      {"hit_rate",
+       {{"infinite", rates_json(infinite)},
+        {"predicted", rates_json(predicted)},
+        {"actual", rates_json(actual)}}},
+      {"hit_rate_definitions", definitions},
+      {"whole_trace_hit_rate", whole ? json{{"infinite", rates_json(whole)}} : json(nullptr)},
+      {"agreement", {{"predicted", gaps.predicted}, {"equal", gaps.equal}}},
+      {"loss", gaps_json(gaps.loss)},
+      {"mismatch", gaps_json(gaps.mismatch)},
+      {"requests", requests}};
+  if (!slips.empty()) {
+    out.json["slip_ms"] = {{"median", stats::percentile_sorted(slips, 0.5)},
+                           {"p95", stats::percentile_sorted(slips, 0.95)},
+                           {"max", slips.back()}};
+  }
+  return out;
+}
+
+}  // namespace kvbench::report

@@ -1,0 +1,262 @@
+#include "harness/workloads/trace/source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+#include "harness/prompt/prompt.h"
+#include "harness/scenario/kinds.h"
+
+namespace kvbench::run {
+
+namespace {
+
+namespace tr = workloads::trace;
+
+// llama-server's --cache-ram when its argv does not give one (the managed server states it).
+constexpr long long kDefaultCacheRamMib = 8192;
+
+// SplitMix64's finalizer: a well-mixed 64-bit value of `x`, the same everywhere.
+std::uint64_t mixed(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Distinct token ids of ordinary words, the first id of the text (a BOS) left out: what prompts
+// are made of, so that no control token is sent.
+std::vector<int> token_pool(backend::Backend& be, std::uint64_t seed) {
+  std::string text;
+  for (const auto& w : prompt::filler_words(seed, 800)) {
+    text += w + " ";
+  }
+  const std::vector<int> ids = be.tokenize(text);
+  std::set<int> distinct(ids.begin() + (ids.empty() ? 0 : 1), ids.end());
+  return {distinct.begin(), distinct.end()};
+}
+
+// The managed llama-server's cache settings for a block: its slots, and its argv's
+// --slot-prompt-similarity and --cache-ram (llama-server's defaults where absent).
+tr::CacheSettings cache_settings(const scenario::Scenario& s, const plan::ServerConfig& config) {
+  tr::CacheSettings c;
+  c.slots = config.slots;
+  c.ctx_tokens = config.num_ctx * config.slots;
+  c.host_mib = kDefaultCacheRamMib;
+  const scenario::ServerSpec* server = &s.server;
+  for (const auto& v : s.variants) {
+    if (v.name == config.variant) {
+      server = &v.server;
+    }
+  }
+  const auto& args = server->args;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    try {
+      if (args[i] == "--cache-ram" || args[i] == "-cram") {
+        c.host_mib = std::stoll(args[i + 1]);
+      } else if (args[i] == "--slot-prompt-similarity" || args[i] == "-sps") {
+        c.similarity = std::stod(args[i + 1]);
+      }
+    } catch (const std::exception&) {
+      // The server rejects it and does not start: no prediction is made then.
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+TraceSource::TraceSource(const scenario::Scenario& s, const workloads::TraceReplay& t,
+                         const Clock& wall_clock, std::string run_id)
+    : s_(s),
+      t_(t),
+      wall_clock_(wall_clock),
+      sweep_(s, wall_clock, run_id),
+      seed_(s.unique_first_line ? mixed(std::hash<std::string>{}(run_id)) : s.seed),
+      infinite_(tr::infinite_reuse(*t.requests)) {}
+
+std::vector<int> TraceSource::prompt_ids(const tr::Request& r, int block_tokens, std::uint64_t seed,
+                                         const std::vector<int>& pool) {
+  std::vector<int> ids;
+  ids.reserve(static_cast<std::size_t>(r.input_tokens));
+  for (std::size_t b = 0; b < r.blocks.size(); ++b) {
+    const std::uint64_t block_seed = mixed(seed ^ mixed(r.blocks[b]));
+    for (int j = 0; j < block_tokens && static_cast<int>(ids.size()) < r.input_tokens; ++j) {
+      const std::uint64_t h = mixed(block_seed + static_cast<std::uint64_t>(j));
+      ids.push_back(pool[h % pool.size()]);
+    }
+  }
+  // Past the last block id (WEKA's unhashed tail): tokens of the request's own.
+  for (std::uint64_t j = 0; static_cast<int>(ids.size()) < r.input_tokens; ++j) {
+    ids.push_back(pool[mixed(seed ^ mixed(~r.blocks.size()) ^ (j << 20)) % pool.size()]);
+  }
+  return ids;
+}
+
+void TraceSource::reset(const plan::Block& block, backend::Backend& be,
+                        const std::vector<int>& slot0) {
+  sweep_.reset(block, be, slot0);
+  if (pool_.empty()) {
+    pool_ = token_pool(be, s_.seed);
+  }
+  const bool llama = s_.server.kind == scenario::ServerKind::llama_server ||
+                     scenario::traits(s_.server.kind).served_by_llama_server;
+  policy_.reset();
+  if (llama && s_.server.url.empty()) {  // a managed server: its settings are known
+    policy_ = std::make_unique<tr::SlotPolicy>(cache_settings(s_, block.config));
+    if (!slot0.empty()) {
+      policy_->read(0, slot0);
+    }
+  }
+  slot_of_.clear();
+  first_sent_.reset();
+}
+
+CallRecord::Replay TraceSource::replay_part(int index) const {
+  const auto& r = t_.requests->requests[static_cast<std::size_t>(index)];
+  CallRecord::Replay out;
+  out.index = index;
+  out.due_ms = r.due_ms;
+  out.input_tokens = r.input_tokens;
+  out.output_tokens = r.output_tokens;
+  out.blocks = static_cast<int>(r.blocks.size());
+  out.block_tokens = t_.requests->block_tokens;
+  out.infinite_tokens = static_cast<int>(infinite_[static_cast<std::size_t>(index)].tokens);
+  out.infinite_blocks = infinite_[static_cast<std::size_t>(index)].blocks;
+  return out;
+}
+
+CallRecord TraceSource::unsent(const plan::PlannedCall& call, const plan::Block& block) const {
+  CallRecord r = sweep_.unsent(call, block);
+  if (call.request) {
+    r.replay = replay_part(*call.request);
+  }
+  return r;
+}
+
+PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
+  if (!call.request) {
+    return sweep_.prepare(call);
+  }
+  const auto& req = t_.requests->requests[static_cast<std::size_t>(*call.request)];
+  PreparedCall p;
+  p.call = call;
+  p.record = sweep_.records().base(call, sweep_.block());
+  p.record.replay = replay_part(*call.request);
+  p.record.nonce = fmt::format("trace replay, token seed {:016x}", seed_);
+  p.ids = prompt_ids(req, t_.requests->block_tokens, seed_, pool_);
+  p.record.prompt_tokens_counted = static_cast<int>(p.ids.size());
+  p.spec.prompt_ids = p.ids;
+  p.spec.slot = -1;  // the server picks: its slot choice is part of what is predicted
+  p.spec.max_tokens = req.output_tokens;
+  p.spec.seed = s_.seed;
+  p.spec.timeout = std::chrono::milliseconds(static_cast<long long>(s_.timeout_s * 1000));
+  p.cache_rule = s_.server.cache_rule;
+  p.ready = true;
+  return p;
+}
+
+std::optional<Together> TraceSource::together(const plan::Block& block, std::size_t from) const {
+  if (!block.calls[from].request) {
+    return std::nullopt;
+  }
+  Together out{block.calls.size(), t_.concurrency, false, {}};
+  if (!t_.closed) {
+    for (std::size_t i = from; i < out.end; ++i) {
+      const int index = block.calls[i].request.value_or(0);
+      out.due_s.push_back(t_.requests->requests[static_cast<std::size_t>(index)].due_ms / 1000);
+    }
+    const double first = out.due_s.front();
+    for (double& d : out.due_s) {
+      d -= first;
+    }
+  }
+  return out;
+}
+
+void TraceSource::released(const PreparedCall& p, const backend::CallResult& res) {
+  const auto it = slot_of_.find(p.call.seq);
+  if (!policy_ || it == slot_of_.end()) {
+    return;
+  }
+  if (res.outcome == Outcome::ok) {
+    policy_->generated(it->second, res.ids);
+  }
+  policy_->release(it->second);
+}
+
+void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
+  if (!p.call.request) {
+    sweep_.expect(p, slot);
+    if (policy_) {
+      policy_->read(p.spec.slot < 0 ? 0 : p.spec.slot, p.ids);
+    }
+    return;
+  }
+  auto& replay = *p.record.replay;
+  const Nanos now = wall_clock_.now();
+  if (!first_sent_) {
+    first_sent_ = now - std::chrono::duration_cast<Nanos>(
+                            std::chrono::duration<double, std::milli>(replay.due_ms));
+  }
+  replay.sent_ms = std::chrono::duration<double, std::milli>(now - *first_sent_).count();
+  if (!policy_) {
+    return;
+  }
+  const tr::Prediction pred = policy_->send(p.ids);
+  replay.predicted_tokens = pred.tokens;
+  replay.predicted_slot = pred.slot;
+  replay.predicted_from = pred.from;
+  p.record.expected_cache_n = pred.tokens;
+  if (pred.slot) {
+    slot_of_[p.call.seq] = *pred.slot;
+  }
+  // The server reads a prompt's last token again, an infinite cache too.
+  if (pred.tokens < std::min(replay.infinite_tokens, replay.input_tokens - 1)) {
+    replay.loss = pred.elsewhere ? "placement" : "capacity";
+  }
+}
+
+void TraceSource::finish(PreparedCall& p, backend::CallResult res) {
+  if (!p.call.request) {
+    // A warm-up's answer stays in its slot: its ids are not asked for, only its length matters.
+    if (policy_ && res.outcome == Outcome::ok && res.server.predicted_n) {
+      policy_->generated(p.spec.slot < 0 ? 0 : p.spec.slot,
+                         std::vector<int>(static_cast<std::size_t>(*res.server.predicted_n), -1));
+    }
+    sweep_.finish(p, std::move(res));
+    return;
+  }
+  sweep_.finish(p, std::move(res));
+  auto& replay = *p.record.replay;
+  const auto& server = p.record.server;
+  if (!p.record.ok() || !server.cache_n || !replay.predicted_tokens) {
+    return;
+  }
+  const int reused = *server.cache_n;
+  const int predicted = *replay.predicted_tokens;
+  if (server.prompt_total && *server.prompt_total != replay.input_tokens) {
+    replay.mismatch = "materialization";
+  } else if (reused == predicted) {
+    return;
+  } else if (!server.prompt_total) {
+    replay.mismatch = "unexplained";
+  } else {
+    replay.mismatch = reused < predicted ? "evicted" : "over_report";
+  }
+  p.record.flags.emplace_back("reuse_not_as_predicted");
+}
+
+}  // namespace kvbench::run
+
+namespace kvbench::workloads {
+
+std::unique_ptr<run::CallSource> make_source(const scenario::Scenario& s, const TraceReplay& w,
+                                             const Clock& wall_clock, const std::string& run_id) {
+  return std::make_unique<run::TraceSource>(s, w, wall_clock, run_id);
+}
+
+}  // namespace kvbench::workloads

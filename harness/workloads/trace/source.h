@@ -1,0 +1,56 @@
+#pragma once
+// A trace replay as a CallSource (the trace workload): each request's prompt made of its blocks'
+// tokens, sent at its arrival time (or as soon as a stream is free), the server left to pick its
+// slot, and three reuse figures in its record: what an infinite cache would reuse, what the
+// server's policy predicts (policy.h) and what the server reported, with every gap named.
+// Warm-ups are the sweep's.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/run/call_source.h"
+#include "harness/workloads/sweep/source.h"
+#include "harness/workloads/trace/policy.h"
+#include "harness/workloads/trace/reuse.h"
+#include "harness/workloads/trace/spec.h"
+
+namespace kvbench::run {
+
+class TraceSource final : public CallSource {
+ public:
+  TraceSource(const scenario::Scenario& s, const workloads::TraceReplay& t, const Clock& wall_clock,
+              std::string run_id);
+
+  void reset(const plan::Block& block, backend::Backend& be,
+             const std::vector<int>& slot0) override;
+  CallRecord unsent(const plan::PlannedCall& call, const plan::Block& block) const override;
+  PreparedCall prepare(const plan::PlannedCall& call) override;
+  std::optional<Together> together(const plan::Block& block, std::size_t from) const override;
+  void released(const PreparedCall& p, const backend::CallResult& res) override;
+  void expect(PreparedCall& p, std::optional<int> slot) override;
+  void finish(PreparedCall& p, backend::CallResult res) override;
+
+  // The token ids of a request's prompt in a run: each block id's tokens drawn from `pool` by a
+  // hash of `seed`, the id and the position, so equal ids give equal tokens. Pure.
+  static std::vector<int> prompt_ids(const workloads::trace::Request& r, int block_tokens,
+                                     std::uint64_t seed, const std::vector<int>& pool);
+
+ private:
+  CallRecord::Replay replay_part(int index) const;
+
+  const scenario::Scenario& s_;
+  const workloads::TraceReplay& t_;
+  const Clock& wall_clock_;
+  SweepSource sweep_;  // warm-ups, and the records' plan fields
+  std::uint64_t seed_ = 0;
+  std::vector<workloads::trace::Reuse> infinite_;
+  std::vector<int> pool_;  // the token ids prompts are made of
+  std::unique_ptr<workloads::trace::Policy> policy_;
+  std::map<int, int> slot_of_;  // a request's seq: the slot predicted for it
+  std::optional<Nanos> first_sent_;
+};
+
+}  // namespace kvbench::run

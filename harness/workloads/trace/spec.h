@@ -1,0 +1,43 @@
+#pragma once
+// The trace workload's settings (scenario "workload": {"trace": {...}}): a request trace replayed
+// against the server, every request's prompt built from its block ids, and each request's reuse
+// predicted three ways (an infinite cache, the server's policy, and what the server reported).
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "harness/workloads/layers.h"
+#include "harness/workloads/trace/select.h"
+#include "harness/workloads/trace/trace.h"
+
+namespace kvbench::workloads {
+
+// A trace replay. `file` (relative to the scenario file) in `format` is read when the scenario is
+// parsed; `sample` picks whole prefix families over the trace, `window` then keeps a stretch of
+// what is chosen (of the whole trace without a sample), `scale` scales it, and the requests that
+// result are `requests`, replayed whole in every server block. Timing "schedule" sends each
+// request at its (scaled) arrival time, at most `concurrency` in flight (a request due while all
+// are busy waits, and its record says how late it went); "closed" sends the next request as soon
+// as one of `concurrency` streams is free. The server picks each request's slot: `slots` is the
+// managed server's -np.
+struct TraceReplay {
+  static constexpr std::string_view kName = "trace";
+  std::string file;  // as the scenario gives it
+  std::string path;  // where it was read: absolute
+  trace::Format format = trace::Format::mooncake;
+  std::optional<int> block_tokens;  // the block size the ids stand for, if not the format's
+  trace::Window window;
+  std::optional<trace::Sample> sample;
+  trace::Scale scale;
+  bool closed = false;  // timing "closed"; false: "schedule"
+  int concurrency = 1;
+  int slots = 1;
+  // The requests replayed (chosen and scaled), and the whole trace's as read, shared by copies.
+  std::shared_ptr<const trace::Trace> requests;
+  std::shared_ptr<const trace::Trace> whole;
+};
+
+KVBENCH_WORKLOAD_LAYERS(TraceReplay)  // its part in each layer (layers.h)
+
+}  // namespace kvbench::workloads

@@ -1,0 +1,94 @@
+// A scaled family sample of Mooncake's conversation trace replayed against the real llama-server:
+// the server's policy as modelled predicts the reuse it reports, request by request, with one slot
+// and no host cache, and with two slots and the host prompt cache on; every gap has its class.
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Replayed {
+  int requests = 0;
+  int predicted = 0;  // with a prediction and a reported reuse
+  int equal = 0;
+  nlohmann::json summary;
+};
+
+Replayed replay(const std::string& name, int slots, const std::string& args) {
+  const fs::path dir = fresh_dir("trace-" + name);
+  fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl",
+                dir / "conversation.jsonl");
+  const std::string scenario =
+      write_file(dir, "s.json",
+                 R"({"name": "trace", "server": {"kind": "llama-server", "model": "synthetic:tiny",
+          "args": )" +
+                     args +
+                     R"(}, "factors": {"num_ctx": [4096]}, "seed": 3, "warmup": 1,
+          "workload": {"trace": {"file": "conversation.jsonl", "sample": {"families": 10,
+          "seed": 2}, "scale": {"tokens": 0.0625, "time": 200}, "slots": )" +
+                     std::to_string(slots) + "}}}");
+  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  Replayed out;
+  out.summary = read_json(run_dir / "summary.json");
+  for (const auto& c : read_calls(run_dir)) {
+    if (!c.replay) {
+      continue;
+    }
+    ++out.requests;
+    EXPECT_EQ(c.outcome, Outcome::ok) << c.replay->index << ": " << c.error;
+    EXPECT_TRUE(c.replay->sent_ms) << c.replay->index;
+    if (!c.server.cache_n || !c.replay->predicted_tokens) {
+      continue;
+    }
+    ++out.predicted;
+    const int reused = *c.server.cache_n;
+    const int predicted = *c.replay->predicted_tokens;
+    out.equal += reused == predicted ? 1 : 0;
+    // Every gap carries its class, and only a gap does.
+    EXPECT_EQ(c.replay->mismatch.empty(), reused == predicted) << c.replay->index;
+    const bool below = predicted < std::min(c.replay->infinite_tokens, c.replay->input_tokens - 1);
+    EXPECT_EQ(c.replay->loss.empty(), !below) << c.replay->index;
+  }
+  return out;
+}
+
+void expect_trace_summary(const nlohmann::json& s, int requests) {
+  const auto& trace = s.at("trace");
+  EXPECT_EQ(trace.at("requests").size(), static_cast<std::size_t>(requests));
+  for (const char* kind : {"infinite", "predicted", "actual"}) {
+    for (const char* def : {"tokens", "blocks", "per_request_mean"}) {
+      EXPECT_TRUE(trace["hit_rate"][kind][def].is_number()) << kind << "." << def;
+    }
+  }
+  // The sample keeps reuse a window would not have: at least 20 % of its tokens.
+  EXPECT_GE(trace["hit_rate"]["infinite"]["tokens"].get<double>(), 0.20);
+  EXPECT_NEAR(trace["whole_trace_hit_rate"]["infinite"]["blocks"].get<double>(), 0.366, 0.0005);
+}
+
+TEST(TraceReplay, OneSlotWithoutAHostCachePredictsAlmostEveryRequest) {
+  const Replayed r = replay("one-slot", 1, R"(["--cache-ram", "0"])");
+  ASSERT_GT(r.requests, 20);
+  EXPECT_EQ(r.predicted, r.requests);
+  EXPECT_GE(r.equal, 0.95 * r.predicted) << r.equal << " of " << r.predicted;
+  expect_trace_summary(r.summary, r.requests);
+}
+
+TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
+  const Replayed r = replay("two-slots", 2, "[]");
+  ASSERT_GT(r.requests, 20);
+  EXPECT_EQ(r.predicted, r.requests);
+  EXPECT_GE(r.equal, 0.90 * r.predicted) << r.equal << " of " << r.predicted;
+  expect_trace_summary(r.summary, r.requests);
+}
+
+}  // namespace
+}  // namespace kvbench::itest

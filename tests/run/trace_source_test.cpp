@@ -1,0 +1,63 @@
+// A replayed request's prompt: each block id one run of tokens, the same id the same tokens
+// within a run (seed), other tokens in another run.
+
+#include <numeric>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/workloads/trace/source.h"
+
+namespace kvbench::run {
+namespace {
+
+using workloads::trace::Request;
+
+Request request(std::vector<std::uint64_t> blocks, int input) {
+  Request r;
+  r.blocks = std::move(blocks);
+  r.input_tokens = input;
+  return r;
+}
+
+std::vector<int> pool() {
+  std::vector<int> p(500);
+  std::iota(p.begin(), p.end(), 100);
+  return p;
+}
+
+TEST(TracePrompt, SharedLeadingBlocksAreSharedTokensAndNothingMore) {
+  const auto a = TraceSource::prompt_ids(request({7, 8, 9}, 40), 16, 1, pool());
+  const auto b = TraceSource::prompt_ids(request({7, 8, 5}, 48), 16, 1, pool());
+  ASSERT_EQ(a.size(), 40u);  // two whole blocks and 8 tokens of the last
+  ASSERT_EQ(b.size(), 48u);
+  EXPECT_TRUE(std::equal(a.begin(), a.begin() + 32, b.begin()));
+  EXPECT_NE(std::vector<int>(a.begin() + 32, a.end()),
+            std::vector<int>(b.begin() + 32, b.begin() + 40));
+  for (int id : a) {
+    EXPECT_GE(id, 100);
+    EXPECT_LT(id, 600);
+  }
+}
+
+TEST(TracePrompt, ABlockIsTheSameWhereverItIsAndAnotherRunGetsOtherTokens) {
+  const auto once = TraceSource::prompt_ids(request({3}, 16), 16, 42, pool());
+  const auto again = TraceSource::prompt_ids(request({3, 4}, 32), 16, 42, pool());
+  EXPECT_TRUE(std::equal(once.begin(), once.end(), again.begin()));
+  const auto other_run = TraceSource::prompt_ids(request({3}, 16), 16, 43, pool());
+  EXPECT_NE(once, other_run);
+  // The tokens of a block vary: a prompt is no run of one token.
+  EXPECT_GT(std::set<int>(once.begin(), once.end()).size(), 8u);
+}
+
+TEST(TracePrompt, TokensPastTheLastBlockIdAreTheRequestsOwn) {
+  // WEKA: only whole blocks have ids; a 20-token tail follows the two of them.
+  const auto r = TraceSource::prompt_ids(request({1, 2}, 52), 16, 9, pool());
+  ASSERT_EQ(r.size(), 52u);
+  const auto s = TraceSource::prompt_ids(request({1, 2, 5}, 48), 16, 9, pool());
+  EXPECT_TRUE(std::equal(r.begin(), r.begin() + 32, s.begin()));
+}
+
+}  // namespace
+}  // namespace kvbench::run
