@@ -5,18 +5,22 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "harness/cli/output.h"
+#include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/core/text.h"
 #include "harness/report/table.h"
 #include "harness/workloads/trace/reuse.h"
+#include "harness/workloads/trace/synth.h"
 #include "harness/workloads/trace/trace.h"
 
 namespace kvbench::cli {
@@ -217,8 +221,59 @@ void write_trace_analysis_markdown(std::ostream& out, const json& a) {
   write_working_set_section(out, a);
 }
 
+namespace {
+
+// `kvbench trace synth`: a synthetic trace in the Mooncake format.
+void add_synth(CLI::App& trace) {
+  auto o = std::make_shared<wt::SynthOptions>();
+  auto out = std::make_shared<std::string>();
+  auto* synth = trace.add_subcommand(
+      "synth",
+      "A synthetic trace in the Mooncake format: groups of conversations behind shared system "
+      "prompts, groups drawn by a Zipf law; --working-set sizes the groups' system prompts as a "
+      "multiple of --capacity-blocks");
+  synth->footer(
+      "Example:\n"
+      "  for w in 0.5 1 2 4; do kvbench trace synth --working-set $w --capacity-blocks 64 "
+      "-o ws-$w.jsonl; done\n");
+  synth->add_option("--groups", o->groups, "Groups (system prompts)")->capture_default_str();
+  synth->add_option("--per-group", o->per_group, "Conversations per group")->capture_default_str();
+  synth->add_option("--system-tokens", o->system_tokens, "Tokens of a group's system prompt")
+      ->capture_default_str();
+  synth->add_option("--question-tokens", o->question_tokens, "Tokens a turn adds")
+      ->capture_default_str();
+  synth->add_option("--turns", o->turns, "Turns per conversation")->capture_default_str();
+  synth->add_option("--zipf", o->zipf, "Zipf exponent of the groups' popularity (0: uniform)")
+      ->capture_default_str();
+  synth->add_option("--block-tokens", o->block_tokens, "Tokens per block")->capture_default_str();
+  synth->add_option("--output-tokens", o->output_tokens, "Every request's output length")
+      ->capture_default_str();
+  synth->add_option("--gap-ms", o->gap_ms, "Milliseconds between arrivals")->capture_default_str();
+  synth->add_option("--working-set", o->working_set,
+                    "The groups' system blocks as a multiple of --capacity-blocks (sets the "
+                    "number of groups)");
+  synth->add_option("--capacity-blocks", o->capacity_blocks, "The cache's capacity, in blocks");
+  synth->add_option("--seed", o->seed, "Seed of the draws")->capture_default_str();
+  synth->add_option("-o,--output", *out, "Write the trace here (default: stdout)");
+  synth->callback([o, out] {
+    const wt::Trace t = wt::synth_trace(*o);
+    if (out->empty()) {
+      wt::write_mooncake(std::cout, t);
+      return;
+    }
+    std::ostringstream text;
+    wt::write_mooncake(text, t);
+    AtomicFileWriter file(*out);
+    file.write(text.str());
+    file.commit();
+  });
+}
+
+}  // namespace
+
 void setup_trace_command(CLI::App& app) {
-  auto* trace = app.add_subcommand("trace", "What a request trace could reuse, without a server");
+  auto* trace = app.add_subcommand(
+      "trace", "What a request trace could reuse, without a server, and synthetic traces");
   trace->require_subcommand(1);
   trace->footer(
       "Example:\n"
@@ -253,6 +308,7 @@ void setup_trace_command(CLI::App& app) {
       ->type_name("N,...");
   auto out = std::make_shared<OutputOptions>();
   add_output_options(analyze, *out, {"md", "json"});
+  add_synth(*trace);
   analyze->callback([o, out] {
     const auto targets = resolve_outputs(*out, {"md", "json"}, "trace analyze");
     const json a = analyze_trace(*o);
