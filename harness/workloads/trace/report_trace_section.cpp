@@ -169,55 +169,31 @@ void write_gaps(std::ostream& out, const Gaps& g) {
   }
 }
 
-}  // namespace
+// What the section says, gathered once from the records.
+struct TraceFacts {
+  json spec;                                // run.json's workload.trace
+  std::vector<const CallRecord*> replayed;  // by block, then trace index
+  std::optional<TraceRates> infinite, predicted, actual, whole;
+  Gaps gaps;
+  std::vector<double> slips;  // sorted
+};
 
-WorkloadSection trace_section(const results::RunManifest& run,
-                              const std::vector<CallRecord>& calls) {
-  WorkloadSection out{"trace", false, {}, {}};
-  std::vector<const CallRecord*> replayed;
-  for (const auto& c : calls) {
-    if (c.replay) {
-      replayed.push_back(&c);
-    }
-  }
-  if (replayed.empty()) {
-    return out;
-  }
-  std::sort(replayed.begin(), replayed.end(), [](const CallRecord* a, const CallRecord* b) {
-    return std::pair(a->block, a->replay->index) < std::pair(b->block, b->replay->index);
-  });
-  out.present = true;
-  const json spec = run.scenario.value("workload", json::object()).value("trace", json::object());
-  const auto infinite = trace_rates(replayed, TraceReuseKind::infinite);
-  const auto predicted = trace_rates(replayed, TraceReuseKind::predicted);
-  const auto actual = trace_rates(replayed, TraceReuseKind::actual);
-  const auto whole = whole_trace_rates(spec);
-  const Gaps gaps = gaps_of(replayed);
-  std::vector<double> slips = slips_ms(replayed);
-  std::sort(slips.begin(), slips.end());
-
-  std::ostringstream md;
-  md << fmt::format(
-      "\n## Trace replay\n\n{} ({}): {} requests replayed, blocks of {} tokens, "
-      "timing {}, at most {} in flight, {} server slot{}.\n",
-      spec.value("file", "?"), spec.value("format", "mooncake"), replayed.size(),
-      replayed.front()->replay->block_tokens, spec.value("timing", "schedule"),
-      spec.value("concurrency", 1), spec.value("slots", 1), spec.value("slots", 1) == 1 ? "" : "s");
+void write_rates(std::ostream& md, const TraceFacts& f) {
   md << "\n| hit rate | by tokens | by blocks | per-request mean |\n|---|---:|---:|---:|\n";
-  const auto row = [&](const char* name, const std::optional<TraceRates>& r) {
+  const auto row = [&](const std::string& name, const std::optional<TraceRates>& r) {
     md << fmt::format("| {} | {} | {} | {} |\n", name,
                       rate_cell(r ? std::optional(r->tokens) : std::nullopt),
                       rate_cell(r ? std::optional(r->blocks) : std::nullopt),
                       rate_cell(r ? std::optional(r->per_request_mean) : std::nullopt));
   };
-  if (whole) {
-    md << fmt::format("| infinite cache, the whole trace ({} requests) | {} | {} | {} |\n",
-                      spec["whole_trace"].value("requests", 0), rate_cell(whole->tokens),
-                      rate_cell(whole->blocks), rate_cell(whole->per_request_mean));
+  if (f.whole) {
+    row(fmt::format("infinite cache, the whole trace ({} requests)",
+                    f.spec["whole_trace"].value("requests", 0)),
+        f.whole);
   }
-  row("infinite cache, the requests replayed", infinite);
-  row("the server's policy (predicted)", predicted);
-  row("the server's report (actual)", actual);
+  row("infinite cache, the requests replayed", f.infinite);
+  row("the server's policy (predicted)", f.predicted);
+  row("the server's report (actual)", f.actual);
   md << "\n";
   for (const auto& [name, definition] : kDefinitions) {
     md << fmt::format("- {}: {}\n",
@@ -225,50 +201,96 @@ WorkloadSection trace_section(const results::RunManifest& run,
                                                               : "by " + std::string(name),
                       definition);
   }
-  if (!whole) {
+  if (!f.whole) {
     md << "- the whole trace's rates are not in run.json: left out\n";
   }
-  if (!predicted) {
+}
+
+std::string trace_markdown(const TraceFacts& f) {
+  std::ostringstream md;
+  const json& spec = f.spec;
+  md << fmt::format(
+      "\n## Trace replay\n\n{} ({}): {} requests replayed, blocks of {} tokens, "
+      "timing {}, at most {} in flight, {} server slot{}.\n",
+      spec.value("file", "?"), spec.value("format", "mooncake"), f.replayed.size(),
+      f.replayed.front()->replay->block_tokens, spec.value("timing", "schedule"),
+      spec.value("concurrency", 1), spec.value("slots", 1), spec.value("slots", 1) == 1 ? "" : "s");
+  write_rates(md, f);
+  if (!f.predicted) {
     md << "\nNo policy prediction: kvbench models a managed llama-server's slots and host "
           "cache.\n";
   }
-  write_gaps(md, gaps);
-  if (!slips.empty() && spec.value("timing", "schedule") == "schedule") {
+  write_gaps(md, f.gaps);
+  if (!f.slips.empty() && spec.value("timing", "schedule") == "schedule") {
     md << fmt::format(
         "\nSchedule slip (sent minus due, the first request sent on time): median "
         "{:.1f} ms, 95th percentile {:.1f} ms, most {:.1f} ms.\n",
-        stats::percentile_sorted(slips, 0.5), stats::percentile_sorted(slips, 0.95), slips.back());
+        stats::percentile_sorted(f.slips, 0.5), stats::percentile_sorted(f.slips, 0.95),
+        f.slips.back());
   }
-  write_ttft(md, replayed);
-  out.markdown = md.str();
+  write_ttft(md, f.replayed);
+  return md.str();
+}
 
+json trace_json(const TraceFacts& f) {
   json requests = json::array();
-  for (const CallRecord* c : replayed) {
+  for (const CallRecord* c : f.replayed) {
     requests.push_back(request_json(*c));
   }
   json definitions = json::object();
   for (const auto& [name, definition] : kDefinitions) {
     definitions[name] = definition;
   }
-  out.json = {
-      {"file", spec.value("file", "")},
-      {"format", spec.value("format", "mooncake")},
-      {"replayed", replayed.size()},
+  json out = {
+      {"file", f.spec.value("file", "")},
+      {"format", f.spec.value("format", "mooncake")},
+      {"replayed", f.replayed.size()},
       {"hit_rate",
-       {{"infinite", rates_json(infinite)},
-        {"predicted", rates_json(predicted)},
-        {"actual", rates_json(actual)}}},
+       {{"infinite", rates_json(f.infinite)},
+        {"predicted", rates_json(f.predicted)},
+        {"actual", rates_json(f.actual)}}},
       {"hit_rate_definitions", definitions},
-      {"whole_trace_hit_rate", whole ? json{{"infinite", rates_json(whole)}} : json(nullptr)},
-      {"agreement", {{"predicted", gaps.predicted}, {"equal", gaps.equal}}},
-      {"loss", gaps_json(gaps.loss)},
-      {"mismatch", gaps_json(gaps.mismatch)},
+      {"whole_trace_hit_rate", f.whole ? json{{"infinite", rates_json(f.whole)}} : json(nullptr)},
+      {"agreement", {{"predicted", f.gaps.predicted}, {"equal", f.gaps.equal}}},
+      {"loss", gaps_json(f.gaps.loss)},
+      {"mismatch", gaps_json(f.gaps.mismatch)},
       {"requests", requests}};
-  if (!slips.empty()) {
-    out.json["slip_ms"] = {{"median", stats::percentile_sorted(slips, 0.5)},
-                           {"p95", stats::percentile_sorted(slips, 0.95)},
-                           {"max", slips.back()}};
+  if (!f.slips.empty()) {
+    out["slip_ms"] = {{"median", stats::percentile_sorted(f.slips, 0.5)},
+                      {"p95", stats::percentile_sorted(f.slips, 0.95)},
+                      {"max", f.slips.back()}};
   }
+  return out;
+}
+
+}  // namespace
+
+WorkloadSection trace_section(const results::RunManifest& run,
+                              const std::vector<CallRecord>& calls) {
+  WorkloadSection out{"trace", false, {}, {}};
+  TraceFacts f;
+  for (const auto& c : calls) {
+    if (c.replay) {
+      f.replayed.push_back(&c);
+    }
+  }
+  if (f.replayed.empty()) {
+    return out;
+  }
+  std::sort(f.replayed.begin(), f.replayed.end(), [](const CallRecord* a, const CallRecord* b) {
+    return std::pair(a->block, a->replay->index) < std::pair(b->block, b->replay->index);
+  });
+  f.spec = run.scenario.value("workload", json::object()).value("trace", json::object());
+  f.infinite = trace_rates(f.replayed, TraceReuseKind::infinite);
+  f.predicted = trace_rates(f.replayed, TraceReuseKind::predicted);
+  f.actual = trace_rates(f.replayed, TraceReuseKind::actual);
+  f.whole = whole_trace_rates(f.spec);
+  f.gaps = gaps_of(f.replayed);
+  f.slips = slips_ms(f.replayed);
+  std::sort(f.slips.begin(), f.slips.end());
+  out.present = true;
+  out.markdown = trace_markdown(f);
+  out.json = trace_json(f);
   return out;
 }
 
