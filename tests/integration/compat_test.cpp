@@ -187,40 +187,6 @@ TEST(CompatKinds, AttachedOpenAiServerIsRecognisedAsLlamaServer) {
   server.stop(std::chrono::milliseconds(3000));
 }
 
-// The hosted-API fixture (tests/fixtures/hosted_api_fixture.cpp) on a free port, with `env`; it
-// answers /v1/models before the test goes on.
-class HostedFixture {
- public:
-  explicit HostedFixture(const std::vector<std::pair<std::string, std::string>>& env,
-                         const fs::path& log) {
-    const int port = process::find_free_loopback_port();
-    url_ = "http://127.0.0.1:" + std::to_string(port) + "/v1";
-    process::SpawnSpec spec;
-    spec.argv = {KVBENCH_HOSTED_FIXTURE, std::to_string(port)};
-    spec.env_set = env;
-    spec.log_path = log;
-    child_ = process::ChildProcess::spawn(spec);
-    std::vector<std::pair<std::string, std::string>> headers;
-    for (const auto& [k, v] : env) {
-      if (k == "HOSTED_FIXTURE_KEY") {
-        headers.emplace_back("Authorization", "Bearer " + v);
-      }
-    }
-    if (answers_soon(url_ + "/models", headers)) {
-      return;
-    }
-    ADD_FAILURE() << "the hosted-API fixture did not answer at " << url_;
-  }
-  ~HostedFixture() { child_.stop(std::chrono::milliseconds(2000)); }
-  HostedFixture(const HostedFixture&) = delete;
-  HostedFixture& operator=(const HostedFixture&) = delete;
-  const std::string& url() const { return url_; }
-
- private:
-  std::string url_;
-  process::ChildProcess child_;
-};
-
 std::string slurp_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

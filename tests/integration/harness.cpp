@@ -8,6 +8,7 @@
 
 #include "harness/core/clock.h"
 #include "harness/http/curl_transport.h"
+#include "harness/process/ports.h"
 
 namespace kvbench::itest {
 
@@ -141,6 +142,26 @@ KvbenchResult run_when_ready(const std::string& scenario, const std::filesystem:
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return r;
+}
+
+HostedFixture::HostedFixture(const std::vector<std::pair<std::string, std::string>>& env,
+                             const fs::path& log) {
+  const int port = process::find_free_loopback_port();
+  url_ = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+  process::SpawnSpec spec;
+  spec.argv = {KVBENCH_HOSTED_FIXTURE, std::to_string(port)};
+  spec.env_set = env;
+  spec.log_path = log;
+  child_ = process::ChildProcess::spawn(spec);
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& [k, v] : env) {
+    if (k == "HOSTED_FIXTURE_KEY") {
+      headers.emplace_back("Authorization", "Bearer " + v);
+    }
+  }
+  if (!answers_soon(url_ + "/models", headers)) {
+    ADD_FAILURE() << "the hosted-API fixture did not answer at " << url_;
+  }
 }
 
 }  // namespace kvbench::itest

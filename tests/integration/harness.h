@@ -2,6 +2,7 @@
 // Shared pieces of the integration tests: running the kvbench binary against the real
 // llama-server that scripts/get-llama-server.sh installs, in a fresh results folder.
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -59,5 +60,21 @@ bool answers_soon(const std::string& url,
 
 // Process ids of live processes whose command line contains `needle`.
 std::vector<int> processes_with(const std::string& needle);
+
+// The hosted-API fixture (tests/fixtures/hosted_api_fixture.cpp) on a free port, with `env`; it
+// answers /v1/models before the test goes on.
+class HostedFixture {
+ public:
+  HostedFixture(const std::vector<std::pair<std::string, std::string>>& env,
+                const std::filesystem::path& log);
+  ~HostedFixture() { child_.stop(std::chrono::milliseconds(2000)); }
+  HostedFixture(const HostedFixture&) = delete;
+  HostedFixture& operator=(const HostedFixture&) = delete;
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+  process::ChildProcess child_;
+};
 
 }  // namespace kvbench::itest

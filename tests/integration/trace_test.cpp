@@ -90,5 +90,68 @@ TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
   expect_trace_summary(r.summary, r.requests);
 }
 
+// `trace synth` at working sets of 0.5, 1, 2 and 4 times a 32-block capacity, replayed against a
+// block-LRU server (the hosted-API fixture as vLLM's prefix cache: 16-token blocks, 32 of them):
+// the reported hit rate falls as the block-LRU model of the trace predicts, within 5 points.
+TEST(TraceReplay, SyntheticTracesLoseTheirReuseAsTheLruModelPredicts) {
+  const fs::path dir = fresh_dir("trace-synth");
+  HostedFixture api({{"HOSTED_FIXTURE_TOKENIZE", "1"},
+                     {"HOSTED_FIXTURE_CACHE_MIN", "0"},
+                     {"HOSTED_FIXTURE_CACHE_STEP", "16"},
+                     {"HOSTED_FIXTURE_CACHE_BLOCKS", "32"}},
+                    dir / "fixture.log");
+  double before = 2;
+  for (const char* w : {"0.5", "1", "2", "4"}) {
+    SCOPED_TRACE(std::string("working set ") + w);
+    const fs::path sub = dir / w;
+    fs::create_directories(sub);
+    const std::string trace = (sub / "synth.jsonl").string();
+    const auto made = run_kvbench({"trace",
+                                   "synth",
+                                   "--working-set",
+                                   w,
+                                   "--capacity-blocks",
+                                   "32",
+                                   "--block-tokens",
+                                   "16",
+                                   "--system-tokens",
+                                   "64",
+                                   "--question-tokens",
+                                   "24",
+                                   "--per-group",
+                                   "3",
+                                   "--turns",
+                                   "2",
+                                   "--gap-ms",
+                                   "5",
+                                   "--output-tokens",
+                                   "2",
+                                   "--seed",
+                                   "4",
+                                   "-o",
+                                   trace});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const auto model = run_kvbench({"trace", "analyze", trace, "--block-tokens", "16",
+                                    "--capacity-blocks", "32", "--format", "json"});
+    ASSERT_EQ(model.exit_code, 0) << model.err;
+    const double lru = nlohmann::json::parse(model.out)["hit_rate"]["lru"][0]["blocks"];
+    const std::string scenario =
+        write_file(sub, "s.json",
+                   R"({"name": "synth", "server": {"kind": "openai", "url": ")" + api.url() +
+                       R"(", "model": "fixture-model", "endpoint": "completions",
+            "cache_rule": {"step": 16}}, "factors": {"num_ctx": [4096]}, "warmup": 0,
+            "workload": {"trace": {"file": "synth.jsonl", "block_tokens": 16,
+            "timing": "closed", "capacity_blocks": 32}}})");
+    const auto r = run_kvbench({"run", scenario, "--results", (sub / "runs").string(), "-q"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto summary = read_json(only_run_dir(sub / "runs") / "summary.json")["trace"];
+    const double actual = summary["hit_rate"]["actual"]["blocks"];
+    EXPECT_NEAR(actual, lru, 0.05) << "reported " << actual << ", the LRU model " << lru;
+    EXPECT_LT(actual, before);
+    before = actual;
+    EXPECT_EQ(summary["agreement"]["equal"], summary["agreement"]["predicted"]);
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::itest

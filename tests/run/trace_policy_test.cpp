@@ -159,5 +159,29 @@ TEST(SlotPolicy, AllSlotsBusyFreesTheLeastRecentlyTaken) {
   EXPECT_EQ(next.tokens, 100);
 }
 
+TEST(BlockLruPolicy, WholeBlocksAreReusedLessTheLastWhereThatWouldBeTheWholePrompt) {
+  BlockLruPolicy p(16, 0, 0);
+  const auto a = run_of(1000, 64);
+  EXPECT_EQ(p.send(a).tokens, 0);
+  EXPECT_EQ(p.send(joined(a, run_of(5000, 10))).tokens, 64);
+  const Prediction again = p.send(a);
+  EXPECT_EQ(again.tokens, 48);  // all four blocks cached: the last is computed again
+  EXPECT_EQ(again.from, "blocks");
+  EXPECT_EQ(p.send(joined(run_of(1000, 40), run_of(7000, 40))).tokens, 32);  // 2 whole blocks
+  BlockLruPolicy at_least(16, 64, 0);
+  at_least.send(a);
+  EXPECT_EQ(at_least.send(joined(run_of(1000, 40), run_of(7000, 40))).tokens, 0);  // below 64
+}
+
+TEST(BlockLruPolicy, TheLeastRecentlyUsedBlocksGoFirstATailBeforeItsHead) {
+  BlockLruPolicy p(16, 0, 6);
+  const auto a = run_of(1000, 64);  // 4 blocks
+  p.send(a);
+  p.send(run_of(2000, 32));  // 2 more: 6, full
+  // Two more blocks push out a's last two (its tail is older than its head).
+  p.send(run_of(3000, 32));
+  EXPECT_EQ(p.send(joined(a, run_of(9000, 16))).tokens, 32);
+}
+
 }  // namespace
 }  // namespace kvbench::workloads::trace

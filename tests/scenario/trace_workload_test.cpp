@@ -120,6 +120,9 @@ TEST(TraceWorkload, WhatATraceDoesNotComposeWithIsRefused) {
   EXPECT_THAT(
       trace_error_of(scenario_with_trace(trace, R"(, "server": {"kind": "ollama", "model": "m"})")),
       HasSubstr("a trace's prompts are sent as token ids"));
+  EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "bailian-fixture.jsonl",
+      "format": "bailian", "capacity_blocks": 100})")),
+              HasSubstr("capacity_blocks: a block pool's size is for an attached"));
   EXPECT_THAT(trace_error_of(R"({"name": "t", "factors": {"num_ctx": [256]},
       "workload": {"trace": {"file": "mooncake-conversation.jsonl"}}})"),
               HasSubstr("more than num_ctx 256"));

@@ -140,7 +140,7 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
   }
   c.keys(v, path,
          {"file", "format", "block_tokens", "window", "sample", "scale", "timing", "concurrency",
-          "slots", "whole_trace"});
+          "slots", "capacity_blocks", "whole_trace"});
   const auto at = [&](const char* key) { return Checker::join(path, key); };
   if (!v.contains("file")) {
     c.problem(at("file"), "missing: the trace file, relative to the scenario file");
@@ -177,6 +177,11 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
   if (v.contains("slots")) {
     t.slots = c.integer(v["slots"], at("slots"), 1, 64).value_or(1);
   }
+  if (v.contains("capacity_blocks")) {
+    if (const auto n = c.integer(v["capacity_blocks"], at("capacity_blocks"), 1, 1000000000)) {
+      t.capacity_blocks = static_cast<std::size_t>(*n);
+    }
+  }
   if (c.ok() && !t.file.empty()) {
     load(c, path, t);
   }
@@ -195,6 +200,11 @@ void check(Checker& c, const scenario::Scenario& s, const TraceReplay& t) {
               "a trace's prompts are sent as token ids, which llama-server's /completion and an "
               "OpenAI-compatible /v1/completions take: use kind \"llama-server\", or kind "
               "\"openai\" with endpoint \"completions\"");
+  }
+  if (t.capacity_blocks && s.server.managed()) {
+    c.problem(path + ".capacity_blocks",
+              "a block pool's size is for an attached block-cache server (vLLM, SGLang): a "
+              "managed llama-server's capacity is its slots and --cache-ram");
   }
   int longest = 0;
   for (const auto& r : t.requests->requests) {
@@ -230,6 +240,9 @@ void add_to_json(const TraceReplay& t, json& resolved) {
   }
   if (t.block_tokens) {
     spec["block_tokens"] = *t.block_tokens;
+  }
+  if (t.capacity_blocks) {
+    spec["capacity_blocks"] = *t.capacity_blocks;
   }
   // What the report states beside the replayed requests' rates (read again from the file on a
   // resume, where this key is ignored).

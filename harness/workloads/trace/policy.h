@@ -16,7 +16,9 @@
 // token less than the prompt.
 
 #include <cstddef>
+#include <cstdint>
 #include <list>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,6 +95,28 @@ class SlotPolicy final : public Policy {
   std::vector<Slot> slots_;
   std::list<std::vector<int>> host_;  // most recently used first
   long long clock_ = 0;
+};
+
+// A server that caches whole blocks of `block` tokens in one pool, least recently used out
+// (vLLM's and SGLang's automatic prefix caching, as documented): a request reuses its longest run
+// of cached leading blocks, less the last block where that would be the whole prompt, and none
+// below `min_tokens`; then its blocks become the most recently used (its first block the most
+// recent) and the pool keeps `capacity` blocks (0: no limit).
+class BlockLruPolicy final : public Policy {
+ public:
+  BlockLruPolicy(int block, int min_tokens, std::size_t capacity);
+
+  Prediction send(const std::vector<int>& ids) override;
+  void read(int /*slot*/, const std::vector<int>& ids) override { send(ids); }
+  void generated(int /*slot*/, const std::vector<int>& /*ids*/) override {}
+  void release(int /*slot*/) override {}
+
+ private:
+  int block_;
+  int min_tokens_;
+  std::size_t capacity_;
+  std::list<std::uint64_t> order_;  // most recently used first
+  std::map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
 };
 
 }  // namespace kvbench::workloads::trace

@@ -8,7 +8,6 @@
 
 #include "harness/core/error.h"
 #include "harness/prompt/prompt.h"
-#include "harness/scenario/kinds.h"
 
 namespace kvbench::run {
 
@@ -18,6 +17,10 @@ namespace tr = workloads::trace;
 
 // llama-server's --cache-ram when its argv does not give one (the managed server states it).
 constexpr long long kDefaultCacheRamMib = 8192;
+// A server without a tokenizer endpoint: prompts of ids 1,000 to 4,999.
+constexpr std::size_t kFewestIds = 64;
+constexpr int kFallbackFirstId = 1000;
+constexpr std::size_t kFallbackIds = 4000;
 
 // SplitMix64's finalizer: a well-mixed 64-bit value of `x`, the same everywhere.
 std::uint64_t mixed(std::uint64_t x) {
@@ -36,6 +39,11 @@ std::vector<int> token_pool(backend::Backend& be, std::uint64_t seed) {
   }
   const std::vector<int> ids = be.tokenize(text);
   std::set<int> distinct(ids.begin() + (ids.empty() ? 0 : 1), ids.end());
+  if (distinct.size() < kFewestIds) {  // no tokenizer endpoint: ids every vocabulary has
+    for (int id = kFallbackFirstId; distinct.size() < kFallbackIds; ++id) {
+      distinct.insert(id);
+    }
+  }
   return {distinct.begin(), distinct.end()};
 }
 
@@ -102,14 +110,15 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
   if (pool_.empty()) {
     pool_ = token_pool(be, s_.seed);
   }
-  const bool llama = s_.server.kind == scenario::ServerKind::llama_server ||
-                     scenario::traits(s_.server.kind).served_by_llama_server;
   policy_.reset();
-  if (llama && s_.server.url.empty()) {  // a managed server: its settings are known
+  if (s_.server.managed()) {  // a managed llama-server: its settings are known
     policy_ = std::make_unique<tr::SlotPolicy>(cache_settings(s_, block.config));
     if (!slot0.empty()) {
       policy_->read(0, slot0);
     }
+  } else if (t_.capacity_blocks || s_.server.cache_rule.stated()) {  // an attached block cache
+    policy_ = std::make_unique<tr::BlockLruPolicy>(
+        s_.server.cache_rule.step, s_.server.cache_rule.min_tokens, t_.capacity_blocks.value_or(0));
   }
   slot_of_.clear();
   first_sent_.reset();

@@ -177,4 +177,45 @@ void SlotPolicy::release(int slot) {
   s.used = ++clock_;  // the least recently used slot is the one whose request ended first
 }
 
+BlockLruPolicy::BlockLruPolicy(int block, int min_tokens, std::size_t capacity)
+    : block_(std::max(1, block)), min_tokens_(min_tokens), capacity_(capacity) {}
+
+Prediction BlockLruPolicy::send(const std::vector<int>& ids) {
+  // Each whole block named by its tokens and every token before it (FNV-1a over the ids).
+  std::vector<std::uint64_t> keys;
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    h = (h ^ static_cast<std::uint32_t>(ids[i])) * 1099511628211ULL;
+    if ((i + 1) % static_cast<std::size_t>(block_) == 0) {
+      keys.push_back(h);
+    }
+  }
+  std::size_t hits = 0;
+  while (hits < keys.size() && where_.count(keys[hits]) != 0) {
+    ++hits;
+  }
+  int reused = static_cast<int>(hits) * block_;
+  if (reused >= static_cast<int>(ids.size()) && reused > 0) {
+    reused -= block_;  // at least one token is computed
+  }
+  if (reused < min_tokens_) {
+    reused = 0;
+  }
+  for (auto k = keys.rbegin(); k != keys.rend(); ++k) {
+    if (const auto it = where_.find(*k); it != where_.end()) {
+      order_.erase(it->second);
+    }
+    order_.push_front(*k);
+    where_[*k] = order_.begin();
+  }
+  while (capacity_ > 0 && order_.size() > capacity_) {
+    where_.erase(order_.back());
+    order_.pop_back();
+  }
+  Prediction p;
+  p.tokens = reused;
+  p.from = reused > 0 ? "blocks" : "";
+  return p;
+}
+
 }  // namespace kvbench::workloads::trace

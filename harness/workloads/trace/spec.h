@@ -33,6 +33,9 @@ struct TraceReplay {
   bool closed = false;  // timing "closed"; false: "schedule"
   int concurrency = 1;
   int slots = 1;
+  // An attached block-cache server's pool, in blocks of server.cache_rule.step tokens (vLLM's,
+  // SGLang's): the policy of a block LRU of this size predicts each request's reuse.
+  std::optional<std::size_t> capacity_blocks;
   // The requests replayed (chosen and scaled), and the whole trace's as read, shared by copies.
   std::shared_ptr<const trace::Trace> requests;
   std::shared_ptr<const trace::Trace> whole;
