@@ -9,7 +9,9 @@
 #                        that carries one is refused)
 #   --shard INDEX/COUNT  run only the scenarios j (0-based, in the order given) with
 #                        j % COUNT == INDEX (default 0/1: all of them); auto/COUNT takes INDEX
-#                        from $JOB_COMPLETION_INDEX, as a pod of a Kubernetes Indexed Job has it
+#                        from $JOB_COMPLETION_INDEX, as a pod of a Kubernetes Indexed Job has it.
+#                        A trace scenario runs on every host, each replaying its own shard of the
+#                        trace (kvbench run --trace-shard INDEX/COUNT)
 #   --results DIR        where the run folders go (default: results); each scenario gets a new
 #                        folder DIR/<UTC time>-<scenario>-<random>/ that holds the one run folder
 #                        kvbench run makes
@@ -296,7 +298,7 @@ run_one() {
     return
   }
 
-  call "$kvbench" run "$scenario" --results "$sub" "${label_args[@]}" -q
+  call "$kvbench" run "$scenario" --results "$sub" "${label_args[@]}" "${shard_args[@]}" -q
   local run_rc=$rc
   run_dir=$(find_run_dir "$sub") || run_dir=
   if ((run_rc != 0)); then
@@ -374,8 +376,21 @@ run_one() {
 
 note "shard $shard_index/$shard_count of ${#scenarios[@]} scenarios, history $shown_history," \
   "results in $results"
+# Whether the scenario in $1 replays a trace (its plan's calls name trace requests).
+is_trace() {
+  "$kvbench" plan "$1" --format json 2>/dev/null | grep -q '"request":'
+}
+
+shard_args=()
 for j in "${!scenarios[@]}"; do
-  ((j % shard_count == shard_index)) || continue
+  shard_args=()
+  if ((shard_count > 1)) && is_trace "${scenarios[$j]}"; then
+    # Every host replays its shard of a trace: the prefix families by first arrival, those
+    # with number mod COUNT == INDEX (kvbench trace merge joins the shards' runs).
+    shard_args=(--trace-shard "$shard_index/$shard_count")
+  else
+    ((j % shard_count == shard_index)) || continue
+  fi
   if ((signals > 0)); then
     break
   fi

@@ -26,6 +26,7 @@ struct RunCliOptions {
   std::string resume;
   std::string extend;
   int sets = 1;
+  std::string trace_shard;
   OutputOptions out;
 };
 
@@ -51,7 +52,8 @@ run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& r
 int run_run(const RunCliOptions& o) {
   // What stdout (and any -o) carries once the run ends, checked before anything starts.
   const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
-  const run::RunOptions ro = to_run_options(o.server);
+  run::RunOptions ro = to_run_options(o.server);
+  ro.trace_shard = o.trace_shard;
   if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
     throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
   }
@@ -114,6 +116,12 @@ void setup_run_command(CLI::App& app, int& exit_code) {
                       "Add counterbalanced variant block sets (ABBA) to this finished run folder")
           ->type_name("RUN_DIR");
   cmd->add_option("--sets", o->sets, "How many sets --extend adds")->capture_default_str();
+  cmd->add_option("--trace-shard", o->trace_shard,
+                  "A trace scenario's shard K of N (0-based): its prefix families numbered by "
+                  "first arrival, those with number mod N == K, each whole")
+      ->type_name("K/N")
+      ->excludes(resume_opt)
+      ->excludes(extend_opt);
   scenario_opt->excludes(resume_opt);
   scenario_opt->excludes(extend_opt);
   resume_opt->excludes(extend_opt);

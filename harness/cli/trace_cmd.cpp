@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "harness/cli/output.h"
+#include "harness/cli/trace_merge.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/core/text.h"
@@ -309,6 +310,7 @@ void setup_trace_command(CLI::App& app) {
   auto out = std::make_shared<OutputOptions>();
   add_output_options(analyze, *out, {"md", "json"});
   add_synth(*trace);
+  add_trace_merge(*trace);
   analyze->callback([o, out] {
     const auto targets = resolve_outputs(*out, {"md", "json"}, "trace analyze");
     const json a = analyze_trace(*o);

@@ -1,3 +1,5 @@
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
@@ -42,6 +44,20 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
   if (const auto why = scenario::model_problem(s.server)) {
     throw InputError(
         fmt::format("{}: server.model{}: {}", s.source, o.model.empty() ? "" : " (--model)", *why));
+  }
+  if (!o.trace_shard.empty()) {
+    auto* t = std::get_if<workloads::TraceReplay>(&s.workload);
+    int index = -1;
+    int count = 0;
+    char slash = 0;
+    std::istringstream in(o.trace_shard);
+    if (t == nullptr) {
+      throw InputError(fmt::format("--trace-shard: {}: its workload is no trace", s.source));
+    }
+    if (!(in >> index >> slash >> count) || slash != '/' || !in.eof()) {
+      throw InputError(fmt::format("--trace-shard '{}': expected K/N, like 0/2", o.trace_shard));
+    }
+    workloads::shard_trace(*t, index, count);
   }
   s.resolved = scenario::to_json(s);
   return s;

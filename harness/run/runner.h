@@ -29,6 +29,7 @@ struct RunOptions {
   bool color = false;                // colours in the progress lines
   std::chrono::seconds ready_timeout{300};
   std::map<std::string, std::string> labels;  // --label k=v, kept in run.json
+  std::string trace_shard;                    // --trace-shard K/N: a trace's shard to replay
 };
 
 struct RunSummary {

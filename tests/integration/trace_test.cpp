@@ -19,9 +19,11 @@ struct Replayed {
   int predicted = 0;  // with a prediction and a reported reuse
   int equal = 0;
   nlohmann::json summary;
+  fs::path run_dir;
 };
 
-Replayed replay(const std::string& name, int slots, const std::string& args) {
+Replayed replay(const std::string& name, int slots, const std::string& args,
+                const std::vector<std::string>& more = {}) {
   const fs::path dir = fresh_dir("trace-" + name);
   fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl",
                 dir / "conversation.jsonl");
@@ -32,12 +34,15 @@ Replayed replay(const std::string& name, int slots, const std::string& args) {
                      args +
                      R"(}, "factors": {"num_ctx": [4096]}, "seed": 3, "warmup": 1,
           "workload": {"trace": {"file": "conversation.jsonl", "sample": {"families": 10,
-          "seed": 2}, "scale": {"tokens": 0.0625, "time": 200}, "slots": )" +
+          "seed": 2}, "scale": {"tokens": 0.0625, "time": 2000}, "slots": )" +
                      std::to_string(slots) + "}}}");
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  std::vector<std::string> command = {"run", scenario, "--results", (dir / "runs").string(), "-q"};
+  command.insert(command.end(), more.begin(), more.end());
+  const auto r = run_kvbench(command);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto run_dir = only_run_dir(dir / "runs");
   Replayed out;
+  out.run_dir = run_dir;
   out.summary = read_json(run_dir / "summary.json");
   for (const auto& c : read_calls(run_dir)) {
     if (!c.replay) {
@@ -88,6 +93,44 @@ TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
   EXPECT_EQ(r.predicted, r.requests);
   EXPECT_GE(r.equal, 0.90 * r.predicted) << r.equal << " of " << r.predicted;
   expect_trace_summary(r.summary, r.requests);
+}
+
+// Past one host: two shards of the replay, merged, are the one-host replay's requests, each
+// with its one-host infinite-cache reuse, less what crossed shards (named per request).
+TEST(TraceReplay, TwoShardsMergedAreOneHostLessWhatCrossedShards) {
+  const std::string no_cache = R"(["--cache-ram", "0"])";
+  const Replayed one = replay("one-host", 1, no_cache);
+  const Replayed first = replay("shard-0", 1, no_cache, {"--trace-shard", "0/2"});
+  const Replayed second = replay("shard-1", 1, no_cache, {"--trace-shard", "1/2"});
+  EXPECT_EQ(first.requests + second.requests, one.requests);
+  EXPECT_EQ(first.equal, first.predicted);
+  EXPECT_EQ(second.equal, second.predicted);
+  const auto m = run_kvbench(
+      {"trace", "merge", first.run_dir.string(), second.run_dir.string(), "--format", "json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto merged = nlohmann::json::parse(m.out);
+  const auto& rows = merged["rows"];
+  const auto& one_host = one.summary["trace"]["requests"];
+  ASSERT_EQ(rows.size(), one_host.size());
+  long long crossed = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    EXPECT_EQ(row["index"], one_host[i]["index"]);
+    EXPECT_EQ(row["input_tokens"], one_host[i]["input_tokens"]);
+    EXPECT_EQ(row["due_ms"], one_host[i]["due_ms"]);
+    EXPECT_EQ(row["one_host_infinite_tokens"], one_host[i]["predicted_infinite_tokens"]);
+    const long long x = row["crossed_tokens"];
+    EXPECT_GE(x, 0);
+    EXPECT_EQ(row["predicted_infinite_tokens"].get<long long>() + x,
+              one_host[i]["predicted_infinite_tokens"].get<long long>());
+    crossed += x;
+  }
+  EXPECT_EQ(merged["crossed"]["tokens"], crossed);
+  EXPECT_EQ(merged["crossed"]["shared_blocks"].get<long long>() > 0, crossed > 0);
+  // A shard given twice, or a run that is no shard of this replay, is refused.
+  const auto twice =
+      run_kvbench({"trace", "merge", first.run_dir.string(), first.run_dir.string()});
+  EXPECT_EQ(twice.exit_code, 2);
 }
 
 // `trace synth` at working sets of 0.5, 1, 2 and 4 times a 32-block capacity, replayed against a

@@ -116,6 +116,11 @@ case "$1" in
     if [[ $c == 0 ]]; then echo "fnv1a64:$name" >>"$conf/db"; fi
     exit "$c"
     ;;
+  plan)
+    # A scenario named trace* replays a trace: its plan's calls name trace requests.
+    name=${2##*/}
+    if [[ $name == trace* ]]; then echo '{"blocks": [{"calls": [{"request": 0}]}]}'; else echo '{}'; fi
+    ;;
   history)
     c=$(code list)
     if [[ $c != 0 ]]; then echo "error: cannot reach the history" >&2; exit "$c"; fi
@@ -217,6 +222,7 @@ hr --history "$conf/h.sqlite" --results "$results" --shard 1/2 s0 s1 s2 s3 s4
 check "--shard 1/2 of 5 exits 0" rc_is 0
 check "--shard 1/2 of 5 runs s1 and s3 only (ran: $(ran))" ran_is "s1 s3 "
 check "--shard 1/2 of 5 stores s1 and s3 (stored: $(stored))" stored_is "s1 s3 "
+
 check "one summary line per scenario on stderr" \
   test "$(grep -c '^host-run: s[0-9] \[#' "$conf/out")" = 2
 runs_made=$(find "$results" -name run.json | wc -l)
@@ -224,6 +230,14 @@ folders=$(find "$results" -mindepth 1 -maxdepth 1 -type d | wc -l)
 check "each scenario runs into a new folder of --results ($folders folders, $runs_made runs)" \
   test "$folders" = 2 -a "$runs_made" = 2
 
+
+new_case
+hr --history "$conf/h.sqlite" --results "$results" --shard 1/2 s0 trace-a s2
+check "--shard 1/2 runs a trace scenario on every host (ran: $(ran))" ran_is "trace-a "
+check "--shard 1/2 passes its shard to the trace scenario" grep -q -- '^run trace-a .*--trace-shard 1/2' "$conf/log"
+new_case
+hr --history "$conf/h.sqlite" --results "$results" s0 trace-a
+check "one host replays a trace whole (no --trace-shard)" bash -c "! grep -q -- '--trace-shard' '$conf/log'"
 new_case
 rc=0
 JOB_COMPLETION_INDEX=2 STUB_CONF=$conf KVBENCH=$stub "$host_run" --history "$conf/h.sqlite" \

@@ -3,6 +3,7 @@
 // rules against the rest of the scenario, and what run.json records of it.
 
 #include <filesystem>
+#include <map>
 
 #include "harness/core/error.h"
 #include "harness/scenario/parse_detail.h"
@@ -134,13 +135,46 @@ void load(Checker& c, const std::string& path, TraceReplay& t) {
 
 }  // namespace
 
+void shard_trace(TraceReplay& t, int index, int count) {
+  if (count < 1 || index < 0 || index >= count) {
+    throw InputError(fmt::format(
+        "--trace-shard {}/{}: expected K/N with N >= 1 and K from 0 to N - 1", index, count));
+  }
+  if (!t.all) {
+    t.all = t.requests;
+  }
+  // Families by first arrival: a request of fewer than two blocks is a family of its own.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> family;
+  auto kept = std::make_shared<trace::Trace>(*t.all);
+  kept->requests.clear();
+  t.indices.clear();
+  int families = 0;
+  for (std::size_t i = 0; i < t.all->requests.size(); ++i) {
+    const auto& r = t.all->requests[i];
+    int f = 0;
+    if (const auto key = trace::family_key(r)) {
+      f = family.try_emplace(*key, families).first->second;
+      families += f == families ? 1 : 0;
+    } else {
+      f = families++;
+    }
+    if (f % count == index) {
+      kept->requests.push_back(r);
+      t.indices.push_back(static_cast<int>(i));
+    }
+  }
+  t.requests = std::move(kept);
+  t.shard_index = index;
+  t.shard_count = count;
+}
+
 void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
   if (!object_at(c, v, path, "{\"file\": \"trace.jsonl\", \"format\": \"mooncake\"}")) {
     return;
   }
   c.keys(v, path,
          {"file", "format", "block_tokens", "window", "sample", "scale", "timing", "concurrency",
-          "slots", "capacity_blocks", "whole_trace"});
+          "slots", "capacity_blocks", "shard", "whole_trace"});
   const auto at = [&](const char* key) { return Checker::join(path, key); };
   if (!v.contains("file")) {
     c.problem(at("file"), "missing: the trace file, relative to the scenario file");
@@ -184,6 +218,20 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
   }
   if (c.ok() && !t.file.empty()) {
     load(c, path, t);
+  }
+  if (v.contains("shard") && t.requests) {  // as run.json records a shard of a trace
+    const json& sh = v["shard"];
+    const int index = sh.is_object() && sh.contains("index")
+                          ? c.integer(sh["index"], at("shard.index"), 0, 1 << 20).value_or(-1)
+                          : -1;
+    const int count = sh.is_object() && sh.contains("count")
+                          ? c.integer(sh["count"], at("shard.count"), 1, 1 << 20).value_or(0)
+                          : 0;
+    if (index >= 0 && index < count) {
+      shard_trace(t, index, count);
+    } else {
+      c.problem(at("shard"), "expected {\"index\": K, \"count\": N} with K < N");
+    }
   }
 }
 
@@ -243,6 +291,9 @@ void add_to_json(const TraceReplay& t, json& resolved) {
   }
   if (t.capacity_blocks) {
     spec["capacity_blocks"] = *t.capacity_blocks;
+  }
+  if (t.shard_count > 1) {
+    spec["shard"] = {{"index", t.shard_index}, {"count", t.shard_count}};
   }
   // What the report states beside the replayed requests' rates (read again from the file on a
   // resume, where this key is ignored).

@@ -127,7 +127,7 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
 CallRecord::Replay TraceSource::replay_part(int index) const {
   const auto& r = t_.requests->requests[static_cast<std::size_t>(index)];
   CallRecord::Replay out;
-  out.index = index;
+  out.index = t_.index_of(static_cast<std::size_t>(index));
   out.due_ms = r.due_ms;
   out.input_tokens = r.input_tokens;
   out.output_tokens = r.output_tokens;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/workloads/layers.h"
 #include "harness/workloads/trace/select.h"
@@ -39,7 +40,20 @@ struct TraceReplay {
   // The requests replayed (chosen and scaled), and the whole trace's as read, shared by copies.
   std::shared_ptr<const trace::Trace> requests;
   std::shared_ptr<const trace::Trace> whole;
+  // Past one host (kvbench run --trace-shard K/N): this replay is shard `shard_index` of
+  // `shard_count`, the prefix families numbered in order of first arrival going to shard
+  // number mod count, each family whole. `all` is every request of the one-host replay, and
+  // `indices` the place there of each request in `requests`.
+  int shard_index = 0;
+  int shard_count = 1;
+  std::shared_ptr<const trace::Trace> all;
+  std::vector<int> indices;
+  // The request's place in the one-host replay.
+  int index_of(std::size_t i) const { return indices.empty() ? static_cast<int>(i) : indices[i]; }
 };
+
+// Keeps the families of shard `index` of `count` (as above); InputError for a shard out of range.
+void shard_trace(TraceReplay& t, int index, int count);
 
 KVBENCH_WORKLOAD_LAYERS(TraceReplay)  // its part in each layer (layers.h)
 
