@@ -87,6 +87,41 @@ json rates_of(const std::optional<report::TraceRates>& r) {
            : json(nullptr);
 }
 
+// The one-host replay's rows, each from its shard's record; `crossed` and `one_host_tokens` sum
+// the crossed and the one-host infinite tokens, `missing` counts the rows no shard had.
+json merged_rows(const wt::Trace& all, const std::vector<wt::Reuse>& one_host,
+                 const std::vector<int>& shard_of,
+                 const std::map<int, const CallRecord*>& record_of, long long& crossed,
+                 long long& one_host_tokens, int& missing) {
+  json rows = json::array();
+  for (std::size_t i = 0; i < all.requests.size(); ++i) {
+    const auto it = record_of.find(static_cast<int>(i));
+    one_host_tokens += one_host[i].tokens;
+    if (it == record_of.end()) {
+      ++missing;
+      continue;
+    }
+    const CallRecord& c = *it->second;
+    const long long x = one_host[i].tokens - c.replay->infinite_tokens;
+    crossed += x;
+    const auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+    rows.push_back(
+        {{"index", i},
+         {"shard", shard_of[i]},
+         {"due_ms", all.requests[i].due_ms},
+         {"sent_ms", optional(c.replay->sent_ms)},
+         {"input_tokens", c.replay->input_tokens},
+         {"one_host_infinite_tokens", one_host[i].tokens},
+         {"predicted_infinite_tokens", c.replay->infinite_tokens},
+         {"crossed_tokens", x},
+         {"predicted_tokens", optional(c.replay->predicted_tokens)},
+         {"reused_tokens", c.ok() ? optional(c.server.cache_n) : json(nullptr)},
+         {"loss", c.replay->loss.empty() ? json(nullptr) : json(c.replay->loss)},
+         {"mismatch", c.replay->mismatch.empty() ? json(nullptr) : json(c.replay->mismatch)}});
+  }
+  return rows;
+}
+
 }  // namespace
 
 json merge_trace_shards(const std::vector<std::string>& run_dirs) {
@@ -127,35 +162,11 @@ json merge_trace_shards(const std::vector<std::string>& run_dirs) {
   for (const auto& [b, in] : block_shards) {
     shared_blocks += in.size() > 1 ? 1 : 0;
   }
-  json rows = json::array();
   long long crossed_tokens = 0;
   long long one_host_tokens = 0;
   int missing = 0;
-  for (std::size_t i = 0; i < all.requests.size(); ++i) {
-    const auto it = record_of.find(static_cast<int>(i));
-    one_host_tokens += one_host[i].tokens;
-    if (it == record_of.end()) {
-      ++missing;
-      continue;
-    }
-    const CallRecord& c = *it->second;
-    const long long crossed = one_host[i].tokens - c.replay->infinite_tokens;
-    crossed_tokens += crossed;
-    const auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
-    rows.push_back(
-        {{"index", i},
-         {"shard", shard_of[i]},
-         {"due_ms", all.requests[i].due_ms},
-         {"sent_ms", optional(c.replay->sent_ms)},
-         {"input_tokens", c.replay->input_tokens},
-         {"one_host_infinite_tokens", one_host[i].tokens},
-         {"predicted_infinite_tokens", c.replay->infinite_tokens},
-         {"crossed_tokens", crossed},
-         {"predicted_tokens", optional(c.replay->predicted_tokens)},
-         {"reused_tokens", c.ok() ? optional(c.server.cache_n) : json(nullptr)},
-         {"loss", c.replay->loss.empty() ? json(nullptr) : json(c.replay->loss)},
-         {"mismatch", c.replay->mismatch.empty() ? json(nullptr) : json(c.replay->mismatch)}});
-  }
+  const json rows =
+      merged_rows(all, one_host, shard_of, record_of, crossed_tokens, one_host_tokens, missing);
   const auto whole = wt::hit_rates(all, one_host);
   json out = {
       {"schema", "kvbench.trace-merge"},

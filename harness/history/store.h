@@ -19,8 +19,9 @@ namespace kvbench::history {
 
 // 1: sessions and session_values; 2: sessions.run_labels; 3: host fingerprints, the calls table,
 // the meta table that holds this number; 4: the calls table takes every field of the call field
-// list (history_tokens, conversations and reuse added).
-inline constexpr int kSchemaVersion = 4;
+// list (history_tokens, conversations and reuse added); 5: and a trace replay's fields
+// (trace_index ... mismatch), and wait_ms where a version 4 history lacked it.
+inline constexpr int kSchemaVersion = 5;
 
 enum class Access { read, write };
 

@@ -49,7 +49,7 @@ TEST_F(OlderHistory, ReadingRefusesItNamingTheMigrationAndWritesNothing) {
     History::open(path_, Access::read);
     FAIL() << "an older history was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 1; this kvbench reads version 4: run "
+    EXPECT_NE(std::string(e.what()).find("schema version 1; this kvbench reads version 5: run "
                                          "kvbench history migrate"),
               std::string::npos)
         << e.what();
@@ -66,7 +66,7 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   {
     const auto db = History::open(path_, Access::write);
     EXPECT_EQ(db->migrated_from(), 1);
-    EXPECT_EQ(db->schema_version(), 4);
+    EXPECT_EQ(db->schema_version(), 5);
     EXPECT_EQ(db->fingerprints_recovered(), 1u);
   }
   const auto db = History::open(path_, Access::read);
@@ -113,7 +113,7 @@ TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
   {
     const auto db = History::open(path, Access::write);
     EXPECT_EQ(db->migrated_from(), 3);
-    EXPECT_EQ(db->schema_version(), 4);
+    EXPECT_EQ(db->schema_version(), 5);
   }
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -147,6 +147,60 @@ TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
   sqlite3_close(raw);
   EXPECT_EQ(i, run.loaded.calls.size());
   EXPECT_GT(turns, 0);
+  std::filesystem::remove(path);
+}
+
+// A history of version 4 (its calls table without a trace replay's columns) is migrated by
+// adding them, filled from each call's whole record; the trace run's file need not be there.
+TEST(SqliteHistory, Version4GainsTheTraceColumnsFilledFromTheRecords) {
+  const auto path = fresh_history("sqlite", "version-4");
+  const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/trace-tiny";
+  auto run = session::load_run_inputs(run_dir);
+  const auto values =
+      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  History::open(path, Access::write)->add(session_of(run, "", values));
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const auto exec = [&](const std::string& sql) {
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+    sqlite3_free(err);
+  };
+  for (const char* c : {"trace_index", "trace_due_ms", "trace_sent_ms", "predicted_infinite_tokens",
+                        "predicted_tokens", "loss", "mismatch"}) {
+    exec(std::string("ALTER TABLE calls DROP COLUMN ") + c);
+  }
+  exec("UPDATE meta SET value = '4'");
+  sqlite3_close(raw);
+  EXPECT_THROW(History::open(path, Access::read), InputError) << "version 4 must be migrated";
+  {
+    const auto db = History::open(path, Access::write);
+    EXPECT_EQ(db->migrated_from(), 4);
+    EXPECT_EQ(db->schema_version(), 5);
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(raw, "SELECT seq, trace_index, predicted_tokens FROM calls ORDER BY seq",
+                         -1, &st, nullptr),
+      SQLITE_OK);
+  int replayed = 0;
+  std::size_t i = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    ASSERT_LT(i, run.loaded.calls.size());
+    const auto& c = run.loaded.calls[i++];
+    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
+    if (!c.replay) {
+      EXPECT_EQ(sqlite3_column_type(st, 1), SQLITE_NULL) << c.seq;
+      continue;
+    }
+    ++replayed;
+    EXPECT_EQ(sqlite3_column_int(st, 1), c.replay->index) << c.seq;
+    EXPECT_EQ(sqlite3_column_int(st, 2), *c.replay->predicted_tokens) << c.seq;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  EXPECT_EQ(replayed, 30);
   std::filesystem::remove(path);
 }
 

@@ -156,7 +156,7 @@ TEST_P(HistoryStore, ANewerSchemaIsRefused) {
     open_read();
     FAIL() << "a history of schema version 99 was opened";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99, newer than this kvbench knows (4)"),
+    EXPECT_NE(std::string(e.what()).find("schema version 99, newer than this kvbench knows (5)"),
               std::string::npos)
         << e.what();
   }

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -89,6 +90,23 @@ TEST(TraceWorkload, ABadTraceIsABadScenarioNamingItsLine) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TraceWorkload, ARecordedRunReadsWithoutItsFileButDoesNotReplay) {
+  const auto s = parse_scenario(
+      scenario_with_trace(R"({"file": "bailian-fixture.jsonl", "format": "bailian"})"), kSource);
+  const std::string moved = std::regex_replace(
+      s.resolved.dump(), std::regex("bailian-fixture\\.jsonl"), "moved-away.jsonl");
+  const auto recorded = parse_scenario(moved, "/elsewhere/run.json");
+  const auto& t = std::get<workloads::TraceReplay>(recorded.workload);
+  EXPECT_FALSE(t.requests);
+  EXPECT_THAT(t.unread, HasSubstr("moved-away.jsonl"));
+  // What run.json recorded of the whole trace is kept, so the scenario's hash does not change.
+  EXPECT_EQ(to_json(recorded)["workload"]["trace"]["whole_trace"],
+            s.resolved["workload"]["trace"]["whole_trace"]);
+  // A scenario as a user writes it (no whole_trace) still fails on a missing file.
+  EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "moved-away.jsonl"})")),
+              HasSubstr("workload.trace.file"));
+}
+
 TEST(TraceWorkload, ItsSettingsAreCheckedByName) {
   const std::string e =
       trace_error_of(scenario_with_trace(R"({"file": "mooncake-conversation.jsonl",
@@ -123,6 +141,9 @@ TEST(TraceWorkload, WhatATraceDoesNotComposeWithIsRefused) {
   EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "bailian-fixture.jsonl",
       "format": "bailian", "capacity_blocks": 100})")),
               HasSubstr("capacity_blocks: a block pool's size is for an attached"));
+  EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "bailian-fixture.jsonl",
+      "format": "bailian", "concurrency": 2})")),
+              HasSubstr("concurrency: 2 requests in flight over 1 slot"));
   EXPECT_THAT(trace_error_of(R"({"name": "t", "factors": {"num_ctx": [256]},
       "workload": {"trace": {"file": "mooncake-conversation.jsonl"}}})"),
               HasSubstr("more than num_ctx 256"));

@@ -105,8 +105,9 @@ void parse_timing(Checker& c, const json& v, const std::string& path, TraceRepla
   t.closed = *s == "closed";
 }
 
-// The trace read from disk, its requests chosen and scaled; problems name `path`.file.
-void load(Checker& c, const std::string& path, TraceReplay& t) {
+// The trace read from disk, its requests chosen and scaled; problems name `path`.file, but for a
+// `recorded` run's scenario, which reads without its file (TraceReplay::unread).
+void load(Checker& c, const std::string& path, TraceReplay& t, bool recorded) {
   std::filesystem::path file(t.file);
   if (file.is_relative()) {
     file = std::filesystem::path(c.source()).parent_path() / file;
@@ -129,6 +130,10 @@ void load(Checker& c, const std::string& path, TraceReplay& t) {
     t.requests = std::make_shared<const trace::Trace>(trace::scale_trace(chosen, t.scale));
     t.whole = std::move(whole);
   } catch (const InputError& e) {
+    if (recorded) {  // a run's own scenario, read on a machine without the file
+      t.unread = e.what();
+      return;
+    }
     c.problem(Checker::join(path, "file"), e.what());
   }
 }
@@ -216,8 +221,11 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
       t.capacity_blocks = static_cast<std::size_t>(*n);
     }
   }
+  if (v.contains("whole_trace")) {
+    t.whole_trace_json = v["whole_trace"].dump();
+  }
   if (c.ok() && !t.file.empty()) {
-    load(c, path, t);
+    load(c, path, t, v.contains("whole_trace"));
   }
   if (v.contains("shard") && t.requests) {  // as run.json records a shard of a trace
     const json& sh = v["shard"];
@@ -248,6 +256,17 @@ void check(Checker& c, const scenario::Scenario& s, const TraceReplay& t) {
               "a trace's prompts are sent as token ids, which llama-server's /completion and an "
               "OpenAI-compatible /v1/completions take: use kind \"llama-server\", or kind "
               "\"openai\" with endpoint \"completions\"");
+  }
+  if (s.server.managed() && t.concurrency > t.slots) {
+    c.problem(path + ".concurrency",
+              fmt::format("{} requests in flight over {} slot{}: the server would queue what "
+                          "kvbench cannot place; give slots >= concurrency",
+                          t.concurrency, t.slots, t.slots == 1 ? "" : "s"));
+  }
+  if (t.capacity_blocks && !s.server.managed() && s.server.cache_rule.step < 2) {
+    c.problem(path + ".capacity_blocks",
+              "a pool in blocks needs the server's block size: give server.cache_rule.step (vLLM: "
+              "16)");
   }
   if (t.capacity_blocks && s.server.managed()) {
     c.problem(path + ".capacity_blocks",
@@ -297,7 +316,9 @@ void add_to_json(const TraceReplay& t, json& resolved) {
   }
   // What the report states beside the replayed requests' rates (read again from the file on a
   // resume, where this key is ignored).
-  if (t.whole) {
+  if (!t.whole && !t.whole_trace_json.empty()) {  // a recorded run read without its file
+    spec["whole_trace"] = json::parse(t.whole_trace_json);
+  } else if (t.whole) {
     const auto rates = trace::hit_rates(*t.whole, trace::infinite_reuse(*t.whole));
     spec["whole_trace"] = {{"requests", t.whole->requests.size()},
                            {"infinite_hit_rate",

@@ -3,6 +3,9 @@
 
 #include "harness/plan/plan.h"
 
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
 #include "harness/core/random.h"
 #include "harness/scenario/scenario.h"
 #include "harness/workloads/trace/spec.h"
@@ -20,6 +23,10 @@ std::vector<int> slot_levels(const scenario::Scenario& /*s*/, const TraceReplay&
 
 // The requests keep their order: it is the trace's, and their reuse depends on it.
 void fill_block(Block& b, const scenario::Scenario& s, const TraceReplay& t, Rng& /*rng*/) {
+  if (!t.requests) {
+    throw InputError(fmt::format("{}: the trace cannot be replayed again without its file: {}",
+                                 s.source, t.unread));
+  }
   const int warmup_tokens =
       t.requests->requests.empty() ? 16 : std::max(16, t.requests->block_tokens);
   for (int w = 0; w < s.warmup; ++w) {

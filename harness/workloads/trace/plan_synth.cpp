@@ -17,6 +17,8 @@ namespace kvbench::workloads::trace {
 
 namespace {
 
+constexpr double kMostRequests = 1e7;
+
 void check_options(const SynthOptions& o) {
   const auto at_least_one = [](int v, const char* name) {
     if (v < 1) {
@@ -31,6 +33,10 @@ void check_options(const SynthOptions& o) {
   at_least_one(o.output_tokens, "--output-tokens");
   if (o.system_tokens < 0 || o.zipf < 0 || o.gap_ms < 0) {
     throw InputError("--system-tokens, --zipf and --gap-ms: expected 0 or more");
+  }
+  if (static_cast<double>(o.groups) * o.per_group * o.turns > kMostRequests) {
+    throw InputError(
+        fmt::format("--groups x --per-group x --turns: at most {} requests", kMostRequests));
   }
   if (o.working_set && (!o.capacity_blocks || *o.capacity_blocks == 0)) {
     throw InputError("--working-set is a multiple of --capacity-blocks: give --capacity-blocks");
@@ -62,6 +68,12 @@ int synth_groups(const SynthOptions& o) {
   }
   const double system_blocks = o.system_tokens / o.block_tokens;
   const double wanted = *o.working_set * static_cast<double>(*o.capacity_blocks) / system_blocks;
+  if (wanted * o.per_group * o.turns > kMostRequests) {
+    throw InputError(
+        fmt::format("--working-set {} of --capacity-blocks {}: {:.0f} groups, more "
+                    "than {} requests in all",
+                    *o.working_set, *o.capacity_blocks, wanted, kMostRequests));
+  }
   return std::max(1, static_cast<int>(std::lround(wanted)));
 }
 

@@ -50,7 +50,7 @@ std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& call
   int n = 0;
   for (const CallRecord* c : calls) {
     const auto u = trace_reuse(*c, kind);
-    if (!u) {
+    if (!u || !c->ok()) {  // the three rates over the same requests: those that were answered
       continue;
     }
     ++n;

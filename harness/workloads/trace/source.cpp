@@ -83,8 +83,12 @@ TraceSource::TraceSource(const scenario::Scenario& s, const workloads::TraceRepl
       t_(t),
       wall_clock_(wall_clock),
       sweep_(s, wall_clock, run_id),
-      seed_(s.unique_first_line ? mixed(std::hash<std::string>{}(run_id)) : s.seed),
-      infinite_(tr::infinite_reuse(*t.requests)) {}
+      seed_(s.unique_first_line ? mixed(std::hash<std::string>{}(run_id)) : s.seed) {
+  if (!t.requests) {
+    throw InputError(fmt::format("{}: the trace cannot be replayed again without its file: {}",
+                                 s.source, t.unread));
+  }
+}
 
 std::vector<int> TraceSource::prompt_ids(const tr::Request& r, int block_tokens, std::uint64_t seed,
                                          const std::vector<int>& pool) {
@@ -111,6 +115,7 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
     pool_ = token_pool(be, s_.seed);
   }
   policy_.reset();
+  unbounded_.reset();
   if (s_.server.managed()) {  // a managed llama-server: its settings are known
     policy_ = std::make_unique<tr::SlotPolicy>(cache_settings(s_, block.config));
     if (!slot0.empty()) {
@@ -119,9 +124,14 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
   } else if (t_.capacity_blocks || s_.server.cache_rule.stated()) {  // an attached block cache
     policy_ = std::make_unique<tr::BlockLruPolicy>(
         s_.server.cache_rule.step, s_.server.cache_rule.min_tokens, t_.capacity_blocks.value_or(0));
+    // The same rule with no limit: what the server could reuse at its block size, the bound
+    // below which a prediction is a capacity loss.
+    unbounded_ = std::make_unique<tr::BlockLruPolicy>(s_.server.cache_rule.step,
+                                                      s_.server.cache_rule.min_tokens, 0);
   }
   slot_of_.clear();
   first_sent_.reset();
+  sent_blocks_.clear();  // a server (re)started: nothing of this replay is cached
 }
 
 CallRecord::Replay TraceSource::replay_part(int index) const {
@@ -133,9 +143,7 @@ CallRecord::Replay TraceSource::replay_part(int index) const {
   out.output_tokens = r.output_tokens;
   out.blocks = static_cast<int>(r.blocks.size());
   out.block_tokens = t_.requests->block_tokens;
-  out.infinite_tokens = static_cast<int>(infinite_[static_cast<std::size_t>(index)].tokens);
-  out.infinite_blocks = infinite_[static_cast<std::size_t>(index)].blocks;
-  return out;
+  return out;  // its infinite-cache reuse is known when it is sent (expect)
 }
 
 CallRecord TraceSource::unsent(const plan::PlannedCall& call, const plan::Block& block) const {
@@ -156,9 +164,8 @@ PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
   p.record = sweep_.records().base(call, sweep_.block());
   p.record.replay = replay_part(*call.request);
   p.record.nonce = fmt::format("trace replay, token seed {:016x}", seed_);
-  p.ids = prompt_ids(req, t_.requests->block_tokens, seed_, pool_);
-  p.record.prompt_tokens_counted = static_cast<int>(p.ids.size());
-  p.spec.prompt_ids = p.ids;
+  p.spec.prompt_ids = prompt_ids(req, t_.requests->block_tokens, seed_, pool_);
+  p.record.prompt_tokens_counted = static_cast<int>(p.spec.prompt_ids.size());
   p.spec.slot = -1;  // the server picks: its slot choice is part of what is predicted
   p.spec.max_tokens = req.output_tokens;
   p.spec.seed = s_.seed;
@@ -212,10 +219,14 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
                             std::chrono::duration<double, std::milli>(replay.due_ms));
   }
   replay.sent_ms = std::chrono::duration<double, std::milli>(now - *first_sent_).count();
+  infinite_reuse(replay, t_.requests->requests[static_cast<std::size_t>(*p.call.request)]);
   if (!policy_) {
     return;
   }
-  const tr::Prediction pred = policy_->send(p.ids);
+  const std::vector<int>& ids = p.spec.prompt_ids;
+  const int bound = unbounded_ ? unbounded_->send(ids).tokens
+                               : std::min(replay.infinite_tokens, replay.input_tokens - 1);
+  const tr::Prediction pred = policy_->send(ids);
   replay.predicted_tokens = pred.tokens;
   replay.predicted_slot = pred.slot;
   replay.predicted_from = pred.from;
@@ -223,10 +234,22 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
   if (pred.slot) {
     slot_of_[p.call.seq] = *pred.slot;
   }
-  // The server reads a prompt's last token again, an infinite cache too.
-  if (pred.tokens < std::min(replay.infinite_tokens, replay.input_tokens - 1)) {
+  // Below what the server could reuse with room for everything (it reads a prompt's last token
+  // again, and a block cache reuses whole blocks).
+  if (pred.tokens < bound) {
     replay.loss = pred.elsewhere ? "placement" : "capacity";
   }
+}
+
+void TraceSource::infinite_reuse(CallRecord::Replay& replay, const tr::Request& r) {
+  int blocks = 0;
+  while (static_cast<std::size_t>(blocks) < r.blocks.size() &&
+         sent_blocks_.count(r.blocks[static_cast<std::size_t>(blocks)]) != 0) {
+    ++blocks;
+  }
+  replay.infinite_blocks = blocks;
+  replay.infinite_tokens = std::min(r.input_tokens, blocks * t_.requests->block_tokens);
+  sent_blocks_.insert(r.blocks.begin(), r.blocks.end());
 }
 
 void TraceSource::finish(PreparedCall& p, backend::CallResult res) {

@@ -8,13 +8,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "harness/run/call_source.h"
 #include "harness/workloads/sweep/source.h"
 #include "harness/workloads/trace/policy.h"
-#include "harness/workloads/trace/reuse.h"
 #include "harness/workloads/trace/spec.h"
 
 namespace kvbench::run {
@@ -40,15 +40,19 @@ class TraceSource final : public CallSource {
 
  private:
   CallRecord::Replay replay_part(int index) const;
+  // What an infinite cache gives `r` of the blocks sent since the server started; then r's
+  // blocks are sent too.
+  void infinite_reuse(CallRecord::Replay& replay, const workloads::trace::Request& r);
 
   const scenario::Scenario& s_;
   const workloads::TraceReplay& t_;
   const Clock& wall_clock_;
   SweepSource sweep_;  // warm-ups, and the records' plan fields
   std::uint64_t seed_ = 0;
-  std::vector<workloads::trace::Reuse> infinite_;
-  std::vector<int> pool_;  // the token ids prompts are made of
+  std::set<std::uint64_t> sent_blocks_;  // the block ids sent since the server started
+  std::vector<int> pool_;                // the token ids prompts are made of
   std::unique_ptr<workloads::trace::Policy> policy_;
+  std::unique_ptr<workloads::trace::Policy> unbounded_;  // a block cache without a limit
   std::map<int, int> slot_of_;  // a request's seq: the slot predicted for it
   std::optional<Nanos> first_sent_;
 };

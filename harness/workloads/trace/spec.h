@@ -40,6 +40,10 @@ struct TraceReplay {
   // The requests replayed (chosen and scaled), and the whole trace's as read, shared by copies.
   std::shared_ptr<const trace::Trace> requests;
   std::shared_ptr<const trace::Trace> whole;
+  // A recorded run's scenario (it has whole_trace) whose file is not where the run read it: the
+  // run reads as any other, but replaying it again needs the file. Why it could not be read.
+  std::string unread;
+  std::string whole_trace_json;  // what run.json recorded of the whole trace, kept as it was
   // Past one host (kvbench run --trace-shard K/N): this replay is shard `shard_index` of
   // `shard_count`, the prefix families numbered in order of first arrival going to shard
   // number mod count, each family whole. `all` is every request of the one-host replay, and
