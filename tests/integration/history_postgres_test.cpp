@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/history/store.h"
 #include "harness/process/child.h"
 #include "tests/integration/harness.h"
 #include "tests/support/postgres_server.h"
@@ -268,7 +269,8 @@ TEST_F(HistoryPostgres, HostsIngestingIntoANewDatabaseAtOnceAllLand) {
       EXPECT_TRUE(status->success()) << log.str();
     }
     EXPECT_EQ(server_->psql("SELECT COUNT(*) FROM sessions", db), "4\n");
-    EXPECT_EQ(server_->psql("SELECT value FROM meta", db), "4\n");
+    EXPECT_EQ(server_->psql("SELECT value FROM meta", db),
+              std::to_string(history::kSchemaVersion) + "\n");
   }
 }
 
