@@ -195,10 +195,12 @@ struct CallRecord {
     int infinite_blocks = 0;
     std::optional<int> predicted_tokens;  // the server's policy; absent: no model of it
     std::optional<int> predicted_slot;    // the slot the policy expects the server to pick
-    std::string predicted_from;           // "slot", "host_cache", "blocks" or "" (nothing reused)
-    std::string loss;      // policy below infinite: "capacity" or "placement"; "" none
-    std::string mismatch;  // reported against policy: "materialization", "evicted",
-                           // "over_report" or "unexplained"; "" none
+    // The distinct blocks this replay sent since the server started, this request's included.
+    std::optional<long long> working_set_blocks;
+    std::string predicted_from;  // "slot", "host_cache", "blocks" or "" (nothing reused)
+    std::string loss;            // policy below infinite: "capacity" or "placement"; "" none
+    std::string mismatch;        // reported against policy: "materialization", "evicted",
+                                 // "over_report" or "unexplained"; "" none
   };
   std::optional<Replay> replay;
   // A call whose reuse is its workload's design (a turn, a replayed request): it stays out of

@@ -71,8 +71,17 @@ Replayed replay(const std::string& name, int slots, const std::string& args,
   return out;
 }
 
-void expect_trace_summary(const nlohmann::json& s, int requests) {
+void expect_trace_summary(const nlohmann::json& s, int requests, int slots) {
   const auto& trace = s.at("trace");
+  // The working set grows request by request, against the slots' KV cells in 32-token blocks.
+  const auto& ws = trace.at("working_set");
+  EXPECT_DOUBLE_EQ(ws["capacity_blocks"].get<double>(), slots * 4096 / 32.0);
+  long long before = 0;
+  for (const auto& p : ws["points"]) {
+    EXPECT_GE(p["blocks"].get<long long>(), before);
+    before = p["blocks"];
+  }
+  EXPECT_GT(before, 0);
   EXPECT_EQ(trace.at("requests").size(), static_cast<std::size_t>(requests));
   for (const char* kind : {"infinite", "predicted", "actual"}) {
     for (const char* def : {"tokens", "blocks", "per_request_mean"}) {
@@ -89,7 +98,7 @@ TEST(TraceReplay, OneSlotWithoutAHostCachePredictsAlmostEveryRequest) {
   ASSERT_GT(r.requests, 20);
   EXPECT_EQ(r.predicted, r.requests);
   EXPECT_GE(r.equal, 0.95 * r.predicted) << r.equal << " of " << r.predicted;
-  expect_trace_summary(r.summary, r.requests);
+  expect_trace_summary(r.summary, r.requests, 1);
 }
 
 TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
@@ -97,7 +106,7 @@ TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
   ASSERT_GT(r.requests, 20);
   EXPECT_EQ(r.predicted, r.requests);
   EXPECT_GE(r.equal, 0.90 * r.predicted) << r.equal << " of " << r.predicted;
-  expect_trace_summary(r.summary, r.requests);
+  expect_trace_summary(r.summary, r.requests, 2);
 }
 
 // Past one host: two shards of the replay, merged, are the one-host replay's requests, each

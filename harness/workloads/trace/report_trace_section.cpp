@@ -169,6 +169,81 @@ void write_gaps(std::ostream& out, const Gaps& g) {
   }
 }
 
+// The cache's capacity in the trace's blocks, and what it is: a managed llama-server's slots'
+// KV cells (its host cache, whose size in tokens is not known, aside), or an attached block
+// cache's pool; nullopt where neither is known.
+std::optional<std::pair<double, std::string>> capacity_in_blocks(const json& scenario,
+                                                                 const json& spec,
+                                                                 const CallRecord& first) {
+  const json server = scenario.value("server", json::object());
+  const double block = first.replay->block_tokens;
+  if (server.value("url", "").empty()) {
+    const int slots = spec.value("slots", 1);
+    return std::pair{slots * first.num_ctx / block,
+                     fmt::format("the KV cells of {} slot{} of {} tokens, the host prompt cache "
+                                 "aside",
+                                 slots, slots == 1 ? "" : "s", first.num_ctx)};
+  }
+  if (spec.contains("capacity_blocks")) {
+    const int step = server.value("cache_rule", json::object()).value("step", 1);
+    return std::pair{spec["capacity_blocks"].get<double>() * step / block,
+                     fmt::format("a pool of {} blocks of {} tokens",
+                                 spec["capacity_blocks"].get<long long>(), step)};
+  }
+  return std::nullopt;
+}
+
+// The distinct blocks sent by ten evenly spaced requests of the first block, against the cache.
+json working_set_json(const json& scenario, const json& spec,
+                      const std::vector<const CallRecord*>& replayed) {
+  std::vector<const CallRecord*> sent;
+  for (const CallRecord* c : replayed) {
+    if (c->block == replayed.front()->block && c->replay->working_set_blocks) {
+      sent.push_back(c);
+    }
+  }
+  if (sent.empty()) {
+    return nullptr;
+  }
+  const auto capacity = capacity_in_blocks(scenario, spec, *sent.front());
+  json points = json::array();
+  const std::size_t n = std::min<std::size_t>(10, sent.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const CallRecord& c = *sent[n == 1 ? 0 : k * (sent.size() - 1) / (n - 1)];
+    const auto blocks = *c.replay->working_set_blocks;
+    points.push_back({{"index", c.replay->index},
+                      {"sent_ms", c.replay->sent_ms ? json(*c.replay->sent_ms) : json(nullptr)},
+                      {"blocks", blocks},
+                      {"of_capacity", capacity ? json(static_cast<double>(blocks) / capacity->first)
+                                               : json(nullptr)}});
+  }
+  return {{"capacity_blocks", capacity ? json(capacity->first) : json(nullptr)},
+          {"capacity", capacity ? json(capacity->second) : json(nullptr)},
+          {"points", points}};
+}
+
+void write_working_set(std::ostream& md, const json& w) {
+  if (w.is_null()) {
+    return;
+  }
+  md << "\nThe working set over time: the distinct blocks this replay had sent by each request";
+  if (w["capacity"].is_string()) {
+    md << fmt::format(", against the cache's capacity of {:.0f} blocks ({})",
+                      w["capacity_blocks"].get<double>(), w["capacity"].get<std::string>());
+  }
+  md << ":\n\n| request (trace index) | sent s | working set (blocks) | of the capacity |\n"
+        "|---:|---:|---:|---:|\n";
+  for (const auto& p : w["points"]) {
+    md << fmt::format(
+        "| {} | {} | {} | {} |\n", p["index"].get<int>(),
+        p["sent_ms"].is_null() ? std::string("-")
+                               : fmt::format("{:.1f}", p["sent_ms"].get<double>() / 1000),
+        p["blocks"].get<long long>(),
+        p["of_capacity"].is_null() ? std::string("-")
+                                   : fmt::format("{:.2f}", p["of_capacity"].get<double>()));
+  }
+}
+
 // What the section says, gathered once from the records.
 struct TraceFacts {
   json spec;                                // run.json's workload.trace
@@ -176,6 +251,7 @@ struct TraceFacts {
   std::optional<TraceRates> infinite, predicted, actual, whole;
   Gaps gaps;
   std::vector<double> slips;  // sorted
+  json working_set;           // null: the records do not carry it (runs before it was recorded)
 };
 
 void write_rates(std::ostream& md, const TraceFacts& f) {
@@ -228,6 +304,7 @@ std::string trace_markdown(const TraceFacts& f) {
         stats::percentile_sorted(f.slips, 0.5), stats::percentile_sorted(f.slips, 0.95),
         f.slips.back());
   }
+  write_working_set(md, f.working_set);
   write_ttft(md, f.replayed);
   return md.str();
 }
@@ -255,6 +332,9 @@ json trace_json(const TraceFacts& f) {
       {"loss", gaps_json(f.gaps.loss)},
       {"mismatch", gaps_json(f.gaps.mismatch)},
       {"requests", requests}};
+  if (!f.working_set.is_null()) {
+    out["working_set"] = f.working_set;
+  }
   if (!f.slips.empty()) {
     out["slip_ms"] = {{"median", stats::percentile_sorted(f.slips, 0.5)},
                       {"p95", stats::percentile_sorted(f.slips, 0.95)},
@@ -288,6 +368,7 @@ WorkloadSection trace_section(const results::RunManifest& run,
   f.gaps = gaps_of(f.replayed);
   f.slips = slips_ms(f.replayed);
   std::sort(f.slips.begin(), f.slips.end());
+  f.working_set = working_set_json(run.scenario, f.spec, f.replayed);
   out.present = true;
   out.markdown = trace_markdown(f);
   out.json = trace_json(f);

@@ -250,6 +250,7 @@ void TraceSource::infinite_reuse(CallRecord::Replay& replay, const tr::Request& 
   replay.infinite_blocks = blocks;
   replay.infinite_tokens = std::min(r.input_tokens, blocks * t_.requests->block_tokens);
   sent_blocks_.insert(r.blocks.begin(), r.blocks.end());
+  replay.working_set_blocks = static_cast<long long>(sent_blocks_.size());
 }
 
 void TraceSource::finish(PreparedCall& p, backend::CallResult res) {
