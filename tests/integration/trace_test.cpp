@@ -23,15 +23,15 @@ struct Replayed {
 };
 
 Replayed replay(const std::string& name, int slots, const std::string& args,
-                const std::vector<std::string>& more = {}) {
+                const std::vector<std::string>& more = {},
+                const std::string& model = "synthetic:tiny") {
   const fs::path dir = fresh_dir("trace-" + name);
   fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl",
                 dir / "conversation.jsonl");
   const std::string scenario =
       write_file(dir, "s.json",
-                 R"({"name": "trace", "server": {"kind": "llama-server", "model": "synthetic:tiny",
-          "args": )" +
-                     args +
+                 R"({"name": "trace", "server": {"kind": "llama-server", "model": ")" + model +
+                     R"(", "args": )" + args +
                      R"(}, "factors": {"num_ctx": [4096]}, "seed": 3, "warmup": 1,
           "workload": {"trace": {"file": "conversation.jsonl", "sample": {"families": 10,
           "seed": 2}, "scale": {"tokens": 0.0625, "time": 2000}, "slots": )" +
@@ -107,6 +107,20 @@ TEST(TraceReplay, TwoSlotsWithTheHostCachePredictNineInTen) {
   EXPECT_EQ(r.predicted, r.requests);
   EXPECT_GE(r.equal, 0.90 * r.predicted) << r.equal << " of " << r.predicted;
   expect_trace_summary(r.summary, r.requests, 2);
+}
+
+// --cache-ram 1: the host cache holds about 510 of the small model's tokens (2,060 bytes each), a
+// few of the replay's prompts, so it drops its oldest saves; the policy drops the same.
+TEST(TraceReplay, ASmallHostCacheDropsWhatThePolicyDrops) {
+  const Replayed r = replay("small-host", 1, R"(["--cache-ram", "1"])", {}, "synthetic:small");
+  ASSERT_GT(r.requests, 20);
+  EXPECT_EQ(r.predicted, r.requests);
+  EXPECT_GE(r.equal, 0.90 * r.predicted) << r.equal << " of " << r.predicted;
+  int capacity = 0;
+  for (const auto& q : r.summary["trace"]["requests"]) {
+    capacity += q["loss"] == "capacity" ? 1 : 0;
+  }
+  EXPECT_GT(capacity, 0);
 }
 
 // Past one host: two shards of the replay, merged, are the one-host replay's requests, each

@@ -149,6 +149,22 @@ TEST(SlotPolicy, TheHostCacheDropsItsOldestSavesBeyondItsSize) {
   EXPECT_EQ(round_trip(q, a).tokens, 98);
 }
 
+TEST(SlotPolicy, APromptLargerThanTheHostCacheIsNotSaved) {
+  // 1 MiB at 8 KiB a token keeps 128 tokens: a 200-token prompt is never saved, a 100-token one is.
+  CacheSettings c = settings(1, 1);
+  c.state_bytes_per_token = 8192;
+  SlotPolicy p(c);
+  const auto big = run_of(1000, 199);
+  const auto small = run_of(5000, 99);
+  round_trip(p, big);
+  round_trip(p, small);             // big is not saved: it is larger than the cache
+  round_trip(p, run_of(9000, 20));  // small is saved
+  EXPECT_EQ(round_trip(p, big).tokens, 0);
+  const Prediction back = round_trip(p, small);
+  EXPECT_EQ(back.tokens, 98);
+  EXPECT_EQ(back.from, "host_cache");
+}
+
 TEST(SlotPolicy, AllSlotsBusyFreesTheLeastRecentlyTaken) {
   SlotPolicy p(settings(2, 0));
   const auto a = run_of(1000, 100);

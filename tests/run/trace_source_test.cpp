@@ -59,5 +59,15 @@ TEST(TracePrompt, TokensPastTheLastBlockIdAreTheRequestsOwn) {
   EXPECT_TRUE(std::equal(r.begin(), r.begin() + 32, s.begin()));
 }
 
+TEST(TraceHostCache, ASavedTokenTakesItsKvRowsAndItsCell) {
+  // tiny: 2 layers of 2 KV heads of 16: K and V rows of 32 numbers each, per layer.
+  EXPECT_DOUBLE_EQ(TraceSource::state_bytes_per_token("synthetic:tiny", "f16"),
+                   2 * 2 * 32 * 2 + 12);
+  // q8_0: blocks of 32 numbers in 34 bytes.
+  EXPECT_DOUBLE_EQ(TraceSource::state_bytes_per_token("synthetic:tiny", "q8_0"), 2 * 2 * 34 + 12);
+  EXPECT_DOUBLE_EQ(TraceSource::state_bytes_per_token("synthetic:tiny", "no-such-type"), 0);
+  EXPECT_DOUBLE_EQ(TraceSource::state_bytes_per_token("/no/such/model.gguf", "f16"), 0);
+}
+
 }  // namespace
 }  // namespace kvbench::run

@@ -32,9 +32,8 @@ struct CacheSettings {
   double similarity = 0.1;  // --slot-prompt-similarity (-sps)
   // --cache-ram in MiB: 0 off, < 0 no limit.
   long long host_mib = 0;
-  int ctx_tokens = 0;  // the server's whole context (-c): the host cache keeps at least as many
-  // What a saved prompt takes in the host cache per token, in bytes (its KV state); 0: unknown,
-  // the size limit is then not modelled.
+  // What a saved prompt takes in the host cache per token, in bytes (its sequence state: the KV
+  // rows and each cell's position and sequence); 0: unknown, the size limit is then not modelled.
   double state_bytes_per_token = 0;
 };
 
@@ -88,12 +87,13 @@ class SlotPolicy final : public Policy {
   void save(const std::vector<int>& tokens);
   bool load(Slot& slot, const std::vector<int>& ids);
   std::size_t saved_tokens() const;
-  // The most tokens the host cache keeps; none: no limit known.
+  // The most tokens the host cache keeps (its size in bytes over a token's state); none: no limit
+  // known.
   std::optional<std::size_t> host_limit_tokens() const;
 
   CacheSettings settings_;
   std::vector<Slot> slots_;
-  std::list<std::vector<int>> host_;  // most recently used first
+  std::list<std::vector<int>> host_;  // the oldest save first
   long long clock_ = 0;
 };
 

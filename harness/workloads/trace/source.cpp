@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/gguf/gguf_io.h"
+#include "harness/gguf/model_shape.h"
 #include "harness/prompt/prompt.h"
 
 namespace kvbench::run {
@@ -47,12 +49,34 @@ std::vector<int> token_pool(backend::Backend& be, std::uint64_t seed) {
   return {distinct.begin(), distinct.end()};
 }
 
+}  // namespace
+
+double TraceSource::state_bytes_per_token(const std::string& model, const std::string& cache_type) {
+  constexpr std::string_view kSynthetic = "synthetic:";
+  constexpr double kCellBytes = 12;
+  const auto type = gguf::ggml_type_from_name(cache_type.empty() ? "f16" : cache_type);
+  if (!type) {
+    return 0;
+  }
+  std::optional<gguf::ModelShape> shape;
+  try {
+    shape = model.starts_with(kSynthetic)
+                ? gguf::preset_shape(std::string_view(model).substr(kSynthetic.size()))
+                : gguf::shape_from_metadata(gguf::read_gguf_header(model).file);
+  } catch (const std::exception&) {
+    return 0;  // the run.json states why the model's shape is not known
+  }
+  const auto kv = shape ? gguf::kv_bytes_per_token(*shape, *type, *type) : std::nullopt;
+  return kv ? static_cast<double>(*kv) + kCellBytes : 0;
+}
+
+namespace {
+
 // The managed llama-server's cache settings for a block: its slots, and its argv's
 // --slot-prompt-similarity and --cache-ram (llama-server's defaults where absent).
 tr::CacheSettings cache_settings(const scenario::Scenario& s, const plan::ServerConfig& config) {
   tr::CacheSettings c;
   c.slots = config.slots;
-  c.ctx_tokens = config.num_ctx * config.slots;
   c.host_mib = kDefaultCacheRamMib;
   const scenario::ServerSpec* server = &s.server;
   for (const auto& v : s.variants) {
@@ -60,6 +84,7 @@ tr::CacheSettings cache_settings(const scenario::Scenario& s, const plan::Server
       server = &v.server;
     }
   }
+  c.state_bytes_per_token = TraceSource::state_bytes_per_token(server->model, config.cache_type);
   const auto& args = server->args;
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
     try {

@@ -37,6 +37,11 @@ class TraceSource final : public CallSource {
   // hash of `seed`, the id and the position, so equal ids give equal tokens. Pure.
   static std::vector<int> prompt_ids(const workloads::trace::Request& r, int block_tokens,
                                      std::uint64_t seed, const std::vector<int>& pool);
+  // What one token of a saved prompt takes in llama-server's host cache: its KV rows at
+  // `cache_type` and, per cell, its position, its count of sequences and the one sequence
+  // (llama_state_seq_*). `model` is a scenario's server.model; 0 when its shape or the type is
+  // not known.
+  static double state_bytes_per_token(const std::string& model, const std::string& cache_type);
 
  private:
   CallRecord::Replay replay_part(int index) const;

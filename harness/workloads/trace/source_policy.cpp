@@ -28,8 +28,7 @@ std::optional<std::size_t> SlotPolicy::host_limit_tokens() const {
     return std::nullopt;
   }
   const double bytes = static_cast<double>(settings_.host_mib) * 1024 * 1024;
-  return std::max(static_cast<std::size_t>(std::max(0, settings_.ctx_tokens)),
-                  static_cast<std::size_t>(bytes / settings_.state_bytes_per_token));
+  return static_cast<std::size_t>(bytes / settings_.state_bytes_per_token);
 }
 
 std::size_t SlotPolicy::saved_tokens() const {
@@ -40,6 +39,9 @@ std::size_t SlotPolicy::saved_tokens() const {
   return n;
 }
 
+// llama-server's server_prompt_cache::alloc and update: a prompt held whole by a saved one is not
+// saved again, nor one larger than the whole cache; saved prompts it extends go; then the oldest
+// saves go (first in, first out: a restore takes a prompt out) until it fits.
 void SlotPolicy::save(const std::vector<int>& tokens) {
   if (settings_.host_mib == 0 || tokens.empty()) {
     return;
@@ -49,13 +51,17 @@ void SlotPolicy::save(const std::vector<int>& tokens) {
       return;  // already saved, whole
     }
   }
+  const auto limit = host_limit_tokens();
+  if (limit && tokens.size() > *limit) {
+    return;
+  }
   host_.remove_if([&](const std::vector<int>& e) { return common_prefix(e, tokens) == e.size(); });
-  host_.push_back(tokens);  // the newest at the back; the oldest go first
-  if (const auto limit = host_limit_tokens()) {
-    while (host_.size() > 1 && saved_tokens() > *limit) {
+  if (limit) {
+    while (!host_.empty() && saved_tokens() + tokens.size() > *limit) {
       host_.pop_front();
     }
   }
+  host_.push_back(tokens);  // the newest at the back
 }
 
 bool SlotPolicy::load(Slot& slot, const std::vector<int>& ids) {
