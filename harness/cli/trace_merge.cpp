@@ -114,8 +114,8 @@ json merged_rows(const wt::Trace& all, const std::vector<wt::Reuse>& one_host,
          {"one_host_infinite_tokens", one_host[i].tokens},
          {"predicted_infinite_tokens", c.replay->infinite_tokens},
          {"crossed_tokens", x},
-         {"predicted_tokens", optional(c.replay->predicted_tokens)},
-         {"reused_tokens", c.ok() ? optional(c.server.cache_n) : json(nullptr)},
+         {"predicted_tokens", optional(report::predicted_reuse(*c.replay))},
+         {"reused_tokens", optional(report::reported_reuse(c))},
          {"loss", c.replay->loss.empty() ? json(nullptr) : json(c.replay->loss)},
          {"mismatch", c.replay->mismatch.empty() ? json(nullptr) : json(c.replay->mismatch)}});
   }

@@ -163,6 +163,12 @@ nlohmann::json replay_json(const CallRecord::Replay& t) {
   put_optional(replay, "predicted_tokens", t.predicted_tokens);
   put_optional(replay, "predicted_slot", t.predicted_slot);
   put_optional(replay, "working_set_blocks", t.working_set_blocks);
+  if (t.lead_tokens > 0) {
+    replay["lead_tokens"] = t.lead_tokens;
+  }
+  if (t.materialized) {
+    replay["materialized"] = *t.materialized;
+  }
   replay["loss"] = t.loss.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.loss);
   replay["mismatch"] = t.mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.mismatch);
   return replay;
@@ -284,6 +290,8 @@ CallRecord::Replay replay_from_json(const nlohmann::json& t) {
   out.predicted_tokens = optional_at<int>(t, "predicted_tokens");
   out.predicted_slot = optional_at<int>(t, "predicted_slot");
   out.working_set_blocks = optional_at<long long>(t, "working_set_blocks");
+  out.lead_tokens = t.value("lead_tokens", 0);
+  out.materialized = optional_at<bool>(t, "materialized");
   out.predicted_from = t.value("predicted_from", "");
   const auto text = [&](const char* key) {
     return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string();

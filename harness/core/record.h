@@ -197,6 +197,13 @@ struct CallRecord {
     std::optional<int> predicted_slot;    // the slot the policy expects the server to pick
     // The distinct blocks this replay sent since the server started, this request's included.
     std::optional<long long> working_set_blocks;
+    // Tokens the server read before the prompt's first block (BOS and the chat template's start,
+    // the same for every request). predicted_tokens counts as the server does (cache_n); the
+    // report's reuse counts the prompt's own tokens, these left out.
+    int lead_tokens = 0;
+    // Sent as text (kinds that take no token ids): the text re-tokenized to the planned blocks,
+    // or not (materialized false); absent for token-id prompts.
+    std::optional<bool> materialized;
     std::string predicted_from;  // "slot", "host_cache", "blocks" or "" (nothing reused)
     std::string loss;            // policy below infinite: "capacity" or "placement"; "" none
     std::string mismatch;        // reported against policy: "materialization", "evicted",

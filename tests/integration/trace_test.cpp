@@ -24,13 +24,14 @@ struct Replayed {
 
 Replayed replay(const std::string& name, int slots, const std::string& args,
                 const std::vector<std::string>& more = {},
-                const std::string& model = "synthetic:tiny") {
+                const std::string& model = "synthetic:tiny",
+                const std::string& kind = R"("kind": "llama-server")") {
   const fs::path dir = fresh_dir("trace-" + name);
   fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl",
                 dir / "conversation.jsonl");
   const std::string scenario =
       write_file(dir, "s.json",
-                 R"({"name": "trace", "server": {"kind": "llama-server", "model": ")" + model +
+                 R"({"name": "trace", "server": {)" + kind + R"(, "model": ")" + model +
                      R"(", "args": )" + args +
                      R"(}, "factors": {"num_ctx": [4096]}, "seed": 3, "warmup": 1,
           "workload": {"trace": {"file": "conversation.jsonl", "sample": {"families": 10,
@@ -61,7 +62,7 @@ Replayed replay(const std::string& name, int slots, const std::string& args,
     // Every gap carries its class, and only a gap does.
     EXPECT_EQ(c.replay->mismatch.empty(), reused == predicted) << c.replay->index;
     if (!c.replay->loss.empty()) {
-      EXPECT_LT(predicted, c.replay->infinite_tokens) << c.replay->index;
+      EXPECT_LT(predicted - c.replay->lead_tokens, c.replay->infinite_tokens) << c.replay->index;
       // One slot and no host cache: nowhere else to hold a prefix, so every loss is capacity.
       if (slots == 1 && args.find("--cache-ram") != std::string::npos) {
         EXPECT_EQ(c.replay->loss, "capacity") << c.replay->index;
@@ -121,6 +122,36 @@ TEST(TraceReplay, ASmallHostCacheDropsWhatThePolicyDrops) {
     capacity += q["loss"] == "capacity" ? 1 : 0;
   }
   EXPECT_GT(capacity, 0);
+}
+
+// Chat endpoints and the messages API take text: each block's words read as the planned tokens
+// (checked before each request), the chat template's start is left out of the reuse, and the
+// policy predicts what the server reports as it does for token ids.
+TEST(TraceReplay, TextKindsReadAsPlannedAndArePredicted) {
+  for (const std::string kind : {R"("kind": "openai")", R"("kind": "anthropic")"}) {
+    const Replayed r = replay(kind.find("openai") != std::string::npos ? "chat" : "messages", 1,
+                              R"(["--cache-ram", "0"])", {}, "synthetic:tiny", kind);
+    ASSERT_GT(r.requests, 20) << kind;
+    EXPECT_EQ(r.predicted, r.requests) << kind;
+    EXPECT_GE(r.equal, 0.95 * r.predicted) << kind << ": " << r.equal << " of " << r.predicted;
+    int lead = -1;
+    for (const auto& c : read_calls(r.run_dir)) {
+      if (c.replay) {
+        EXPECT_EQ(c.replay->materialized, std::optional<bool>(true)) << c.replay->index;
+        EXPECT_GT(c.replay->lead_tokens, 0) << kind;
+        EXPECT_TRUE(lead < 0 || lead == c.replay->lead_tokens) << kind;
+        lead = c.replay->lead_tokens;
+      }
+    }
+    expect_trace_summary(r.summary, r.requests, 1);
+    EXPECT_EQ(r.summary["trace"]["text"]["read_as_planned"], r.requests) << kind;
+    // A request that reused nothing of its blocks reports no reuse, its template's start aside.
+    for (const auto& q : r.summary["trace"]["requests"]) {
+      if (q["predicted_infinite_tokens"] == 0 && q["mismatch"].is_null()) {
+        EXPECT_EQ(q["reused_tokens"], 0) << q.dump();
+      }
+    }
+  }
 }
 
 // Past one host: two shards of the replay, merged, are the one-host replay's requests, each

@@ -59,6 +59,40 @@ TEST(TracePrompt, TokensPastTheLastBlockIdAreTheRequestsOwn) {
   EXPECT_TRUE(std::equal(r.begin(), r.begin() + 32, s.begin()));
 }
 
+std::vector<TraceSource::Word> words() {
+  return {{" a", {1}}, {" bc", {2, 3}}, {" def", {4, 5, 6}}, {" g", {7}}, {" hi", {8, 9}}};
+}
+
+TEST(TracePromptText, EachBlockIsWordsOfExactlyItsTokensTheSameWhereverItIs) {
+  const auto [a, a_ids] = TraceSource::prompt_text(request({7, 8, 9}, 40), 16, 1, words());
+  const auto [b, b_ids] = TraceSource::prompt_text(request({7, 8, 5}, 48), 16, 1, words());
+  ASSERT_EQ(a_ids.size(), 40U);
+  ASSERT_EQ(b_ids.size(), 48U);
+  EXPECT_TRUE(std::equal(a_ids.begin(), a_ids.begin() + 32, b_ids.begin()));
+  EXPECT_NE(std::vector<int>(a_ids.begin() + 32, a_ids.end()),
+            std::vector<int>(b_ids.begin() + 32, b_ids.begin() + 40));
+  // The text is the words whose ids these are, in order.
+  std::string expected;
+  std::vector<int> read;
+  std::size_t at = 0;
+  while (at < a.size()) {
+    bool found = false;
+    for (const auto& w : words()) {
+      if (a.compare(at, w.text.size(), w.text) == 0 &&
+          (at + w.text.size() == a.size() || a[at + w.text.size()] == ' ')) {
+        read.insert(read.end(), w.ids.begin(), w.ids.end());
+        at += w.text.size();
+        found = true;
+        break;
+      }
+    }
+    ASSERT_TRUE(found) << a.substr(at);
+  }
+  EXPECT_EQ(read, a_ids);
+  // Another run's seed: other words.
+  EXPECT_NE(TraceSource::prompt_text(request({7, 8, 9}, 40), 16, 2, words()).second, a_ids);
+}
+
 TEST(TraceHostCache, ASavedTokenTakesItsKvRowsAndItsCell) {
   // tiny: 2 layers of 2 KV heads of 16: K and V rows of 32 numbers each, per layer.
   EXPECT_DOUBLE_EQ(TraceSource::state_bytes_per_token("synthetic:tiny", "f16"),

@@ -137,7 +137,7 @@ TEST(TraceWorkload, WhatATraceDoesNotComposeWithIsRefused) {
               HasSubstr("a trace sets its own concurrency"));
   EXPECT_THAT(
       trace_error_of(scenario_with_trace(trace, R"(, "server": {"kind": "ollama", "model": "m"})")),
-      HasSubstr("a trace's prompts are sent as token ids"));
+      HasSubstr("Ollama has no tokenizer endpoint"));
   EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "bailian-fixture.jsonl",
       "format": "bailian", "capacity_blocks": 100})")),
               HasSubstr("capacity_blocks: a block pool's size is for an attached"));

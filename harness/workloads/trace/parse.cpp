@@ -248,14 +248,11 @@ void check(Checker& c, const scenario::Scenario& s, const TraceReplay& t) {
     return;
   }
   const std::string path = c.workload_path();
-  const bool token_prompts =
-      s.server.kind == scenario::ServerKind::llama_server ||
-      (s.server.kind == scenario::ServerKind::openai && s.server.endpoint == "completions");
-  if (!token_prompts) {
+  if (s.server.kind == scenario::ServerKind::ollama) {
     c.problem("server.kind",
-              "a trace's prompts are sent as token ids, which llama-server's /completion and an "
-              "OpenAI-compatible /v1/completions take: use kind \"llama-server\", or kind "
-              "\"openai\" with endpoint \"completions\"");
+              "a trace's prompts must read as their planned blocks, checked with the server's "
+              "tokenizer, and Ollama has no tokenizer endpoint: use kind \"llama-server\", "
+              "\"openai\" or \"anthropic\"");
   }
   if (s.server.managed() && t.concurrency > t.slots) {
     c.problem(path + ".concurrency",

@@ -1,6 +1,7 @@
 #include "harness/workloads/trace/report_trace.h"
 
 #include <algorithm>
+#include <ostream>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,20 @@ int reused_blocks(const CallRecord::Replay& r, long long tokens) {
   return r.block_tokens <= 0 ? 0 : std::min(r.blocks, static_cast<int>(tokens / r.block_tokens));
 }
 
+std::optional<int> reported_reuse(const CallRecord& r) {
+  if (!r.replay || !r.ok() || !r.server.cache_n) {
+    return std::nullopt;
+  }
+  return std::max(0, *r.server.cache_n - r.replay->lead_tokens);
+}
+
+std::optional<int> predicted_reuse(const CallRecord::Replay& t) {
+  if (!t.predicted_tokens) {
+    return std::nullopt;
+  }
+  return std::max(0, *t.predicted_tokens - t.lead_tokens);
+}
+
 std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind) {
   if (!r.replay) {
     return std::nullopt;
@@ -26,15 +41,15 @@ std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind) 
     case TraceReuseKind::infinite:
       return TraceReuse{t.infinite_tokens, t.infinite_blocks};
     case TraceReuseKind::predicted:
-      if (!t.predicted_tokens) {
-        return std::nullopt;
+      if (const auto predicted = predicted_reuse(t)) {
+        return TraceReuse{*predicted, reused_blocks(t, *predicted)};
       }
-      return TraceReuse{*t.predicted_tokens, reused_blocks(t, *t.predicted_tokens)};
+      return std::nullopt;
     case TraceReuseKind::actual:
-      if (!r.ok() || !r.server.cache_n) {
-        return std::nullopt;
+      if (const auto reused = reported_reuse(r)) {
+        return TraceReuse{*reused, reused_blocks(t, *reused)};
       }
-      return TraceReuse{*r.server.cache_n, reused_blocks(t, *r.server.cache_n)};
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -71,6 +86,36 @@ std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& call
   out.blocks = blocks == 0 ? 0 : static_cast<double>(reused) / static_cast<double>(blocks);
   out.per_request_mean = with_blocks == 0 ? 0 : shares / with_blocks;
   return out;
+}
+
+json trace_text_json(const std::vector<const CallRecord*>& replayed) {
+  int sent = 0;
+  int as_planned = 0;
+  int lead = 0;
+  for (const CallRecord* c : replayed) {
+    if (c->replay->materialized) {
+      ++sent;
+      as_planned += *c->replay->materialized ? 1 : 0;
+      lead = c->replay->lead_tokens;
+    }
+  }
+  if (sent == 0) {
+    return nullptr;
+  }
+  return {{"requests", sent}, {"read_as_planned", as_planned}, {"lead_tokens", lead}};
+}
+
+void write_trace_text(std::ostream& md, const json& text) {
+  if (text.is_null()) {
+    return;
+  }
+  md << fmt::format(
+      "\nSent as text (this kind takes no token ids): {} of {} prompts read as their planned "
+      "blocks, each checked with the server's tokenizer before it was sent. The {} tokens the "
+      "server reads before every prompt (the chat template's start) are left out of the reuse "
+      "above; the calls' cache_n and predicted_tokens count them.\n",
+      text["read_as_planned"].get<int>(), text["requests"].get<int>(),
+      text["lead_tokens"].get<int>());
 }
 
 }  // namespace kvbench::report

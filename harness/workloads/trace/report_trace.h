@@ -5,6 +5,7 @@
 // with their first requests, the schedule's slip, and TTFT against the tokens reused and
 // computed. Pure but for reading the trace file again (for the whole trace's hit rates).
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ struct TraceRates {
 // the prompt's last token (which the server reads again). Pure.
 int reused_blocks(const CallRecord::Replay& r, long long tokens);
 
+// The prompt's own tokens the server reported reused: its cache_n less the tokens it read before
+// the prompt (the chat template's start, Replay::lead_tokens); nullopt for an unanswered call or
+// one without a count.
+std::optional<int> reported_reuse(const CallRecord& r);
+// The prompt's own tokens the policy predicted reused (predicted_tokens less lead_tokens).
+std::optional<int> predicted_reuse(const CallRecord::Replay& t);
+
 // A request's reuse of one kind: tokens and whole blocks.
 struct TraceReuse {
   long long tokens = 0;
@@ -41,6 +49,12 @@ std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind);
 // The three rates over `calls` (replayed requests) that have the reuse `kind`; nullopt: none has.
 std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& calls,
                                       TraceReuseKind kind);
+
+// Prompts sent as text (kinds that take no token ids): how many read as planned and the tokens
+// the server read before every prompt, {requests, read_as_planned, lead_tokens}; null where the
+// prompts were token ids. write_trace_text says it in a sentence (nothing for null).
+nlohmann::json trace_text_json(const std::vector<const CallRecord*>& replayed);
+void write_trace_text(std::ostream& md, const nlohmann::json& text);
 
 WorkloadSection trace_section(const results::RunManifest& run,
                               const std::vector<CallRecord>& calls);

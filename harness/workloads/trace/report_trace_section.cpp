@@ -75,7 +75,7 @@ Gaps gaps_of(const std::vector<const CallRecord*>& calls) {
     if (!t.mismatch.empty()) {
       add(g.mismatch, t.mismatch, t.index);
     }
-    if (t.predicted_tokens && c->ok() && c->server.cache_n) {
+    if (t.predicted_tokens && c->ok() && c->server.cache_n) {  // as the server counts
       ++g.predicted;
       g.equal += *t.predicted_tokens == *c->server.cache_n ? 1 : 0;
     }
@@ -110,8 +110,8 @@ json request_json(const CallRecord& c) {
           {"sent_ms", optional(t.sent_ms)},
           {"input_tokens", t.input_tokens},
           {"predicted_infinite_tokens", t.infinite_tokens},
-          {"predicted_tokens", optional(t.predicted_tokens)},
-          {"reused_tokens", c.ok() ? optional(c.server.cache_n) : json(nullptr)},
+          {"predicted_tokens", optional(predicted_reuse(t))},
+          {"reused_tokens", optional(reported_reuse(c))},
           {"loss", t.loss.empty() ? json(nullptr) : json(t.loss)},
           {"mismatch", t.mismatch.empty() ? json(nullptr) : json(t.mismatch)},
           {"ttft_ms", optional(c.client.ttft_ms)},
@@ -130,13 +130,14 @@ void write_ttft(std::ostream& out, const std::vector<const CallRecord*>& calls) 
     std::vector<double> computed;
     std::vector<double> ttft;
     for (const CallRecord* c : calls) {
-      if (!c->ok() || !c->server.cache_n || !c->client.ttft_ms) {
+      const auto n = reported_reuse(*c);
+      if (!n || !c->client.ttft_ms) {
         continue;
       }
-      const double share = static_cast<double>(*c->server.cache_n) / c->replay->input_tokens;
+      const double share = static_cast<double>(*n) / c->replay->input_tokens;
       if (share >= edges[b] && share < edges[b + 1]) {
-        reused.push_back(*c->server.cache_n);
-        computed.push_back(c->replay->input_tokens - *c->server.cache_n);
+        reused.push_back(*n);
+        computed.push_back(c->replay->input_tokens - *n);
         ttft.push_back(*c->client.ttft_ms);
       }
     }
@@ -252,6 +253,7 @@ struct TraceFacts {
   Gaps gaps;
   std::vector<double> slips;  // sorted
   json working_set;           // null: the records do not carry it (runs before it was recorded)
+  json text;                  // null: prompts were token ids
 };
 
 void write_rates(std::ostream& md, const TraceFacts& f) {
@@ -297,6 +299,7 @@ std::string trace_markdown(const TraceFacts& f) {
           "cache.\n";
   }
   write_gaps(md, f.gaps);
+  write_trace_text(md, f.text);
   if (!f.slips.empty() && spec.value("timing", "schedule") == "schedule") {
     md << fmt::format(
         "\nSchedule slip (sent minus due, the first request sent on time): median "
@@ -335,6 +338,9 @@ json trace_json(const TraceFacts& f) {
   if (!f.working_set.is_null()) {
     out["working_set"] = f.working_set;
   }
+  if (!f.text.is_null()) {
+    out["text"] = f.text;
+  }
   if (!f.slips.empty()) {
     out["slip_ms"] = {{"median", stats::percentile_sorted(f.slips, 0.5)},
                       {"p95", stats::percentile_sorted(f.slips, 0.95)},
@@ -369,6 +375,7 @@ WorkloadSection trace_section(const results::RunManifest& run,
   f.slips = slips_ms(f.replayed);
   std::sort(f.slips.begin(), f.slips.end());
   f.working_set = working_set_json(run.scenario, f.spec, f.replayed);
+  f.text = trace_text_json(f.replayed);
   out.present = true;
   out.markdown = trace_markdown(f);
   out.json = trace_json(f);

@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
-#include "harness/gguf/gguf_io.h"
-#include "harness/gguf/model_shape.h"
-#include "harness/prompt/prompt.h"
+#include "harness/workloads/trace/source_prompt.h"
 
 namespace kvbench::run {
 
@@ -19,58 +17,6 @@ namespace tr = workloads::trace;
 
 // llama-server's --cache-ram when its argv does not give one (the managed server states it).
 constexpr long long kDefaultCacheRamMib = 8192;
-// A server without a tokenizer endpoint: prompts of ids 1,000 to 4,999.
-constexpr std::size_t kFewestIds = 64;
-constexpr int kFallbackFirstId = 1000;
-constexpr std::size_t kFallbackIds = 4000;
-
-// SplitMix64's finalizer: a well-mixed 64-bit value of `x`, the same everywhere.
-std::uint64_t mixed(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Distinct token ids of ordinary words, the first id of the text (a BOS) left out: what prompts
-// are made of, so that no control token is sent.
-std::vector<int> token_pool(backend::Backend& be, std::uint64_t seed) {
-  std::string text;
-  for (const auto& w : prompt::filler_words(seed, 800)) {
-    text += w + " ";
-  }
-  const std::vector<int> ids = be.tokenize(text);
-  std::set<int> distinct(ids.begin() + (ids.empty() ? 0 : 1), ids.end());
-  if (distinct.size() < kFewestIds) {  // no tokenizer endpoint: ids every vocabulary has
-    for (int id = kFallbackFirstId; distinct.size() < kFallbackIds; ++id) {
-      distinct.insert(id);
-    }
-  }
-  return {distinct.begin(), distinct.end()};
-}
-
-}  // namespace
-
-double TraceSource::state_bytes_per_token(const std::string& model, const std::string& cache_type) {
-  constexpr std::string_view kSynthetic = "synthetic:";
-  constexpr double kCellBytes = 12;
-  const auto type = gguf::ggml_type_from_name(cache_type.empty() ? "f16" : cache_type);
-  if (!type) {
-    return 0;
-  }
-  std::optional<gguf::ModelShape> shape;
-  try {
-    shape = model.starts_with(kSynthetic)
-                ? gguf::preset_shape(std::string_view(model).substr(kSynthetic.size()))
-                : gguf::shape_from_metadata(gguf::read_gguf_header(model).file);
-  } catch (const std::exception&) {
-    return 0;  // the run.json states why the model's shape is not known
-  }
-  const auto kv = shape ? gguf::kv_bytes_per_token(*shape, *type, *type) : std::nullopt;
-  return kv ? static_cast<double>(*kv) + kCellBytes : 0;
-}
-
-namespace {
 
 // The managed llama-server's cache settings for a block: its slots, and its argv's
 // --slot-prompt-similarity and --cache-ram (llama-server's defaults where absent).
@@ -108,36 +54,24 @@ TraceSource::TraceSource(const scenario::Scenario& s, const workloads::TraceRepl
       t_(t),
       wall_clock_(wall_clock),
       sweep_(s, wall_clock, run_id),
-      seed_(s.unique_first_line ? mixed(std::hash<std::string>{}(run_id)) : s.seed) {
+      seed_(s.unique_first_line ? trace_mix(std::hash<std::string>{}(run_id)) : s.seed),
+      text_(!(
+          s.server.kind == scenario::ServerKind::llama_server ||
+          (s.server.kind == scenario::ServerKind::openai && s.server.endpoint == "completions"))) {
   if (!t.requests) {
     throw InputError(fmt::format("{}: the trace cannot be replayed again without its file: {}",
                                  s.source, t.unread));
   }
 }
 
-std::vector<int> TraceSource::prompt_ids(const tr::Request& r, int block_tokens, std::uint64_t seed,
-                                         const std::vector<int>& pool) {
-  std::vector<int> ids;
-  ids.reserve(static_cast<std::size_t>(r.input_tokens));
-  for (std::size_t b = 0; b < r.blocks.size(); ++b) {
-    const std::uint64_t block_seed = mixed(seed ^ mixed(r.blocks[b]));
-    for (int j = 0; j < block_tokens && static_cast<int>(ids.size()) < r.input_tokens; ++j) {
-      const std::uint64_t h = mixed(block_seed + static_cast<std::uint64_t>(j));
-      ids.push_back(pool[h % pool.size()]);
-    }
-  }
-  // Past the last block id (WEKA's unhashed tail): tokens of the request's own.
-  for (std::uint64_t j = 0; static_cast<int>(ids.size()) < r.input_tokens; ++j) {
-    ids.push_back(pool[mixed(seed ^ mixed(~r.blocks.size()) ^ (j << 20)) % pool.size()]);
-  }
-  return ids;
-}
-
 void TraceSource::reset(const plan::Block& block, backend::Backend& be,
                         const std::vector<int>& slot0) {
   sweep_.reset(block, be, slot0);
-  if (pool_.empty()) {
-    pool_ = token_pool(be, s_.seed);
+  be_ = &be;
+  if (text_ && words_.empty()) {
+    trace_text_words(be, s_.seed, words_, lead_, trail_);
+  } else if (!text_ && pool_.empty()) {
+    pool_ = trace_token_pool(be, s_.seed);
   }
   policy_.reset();
   unbounded_.reset();
@@ -189,8 +123,26 @@ PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
   p.record = sweep_.records().base(call, sweep_.block());
   p.record.replay = replay_part(*call.request);
   p.record.nonce = fmt::format("trace replay, token seed {:016x}", seed_);
-  p.spec.prompt_ids = prompt_ids(req, t_.requests->block_tokens, seed_, pool_);
-  p.record.prompt_tokens_counted = static_cast<int>(p.spec.prompt_ids.size());
+  if (text_) {
+    auto [text, own] = prompt_text(req, t_.requests->block_tokens, seed_, words_);
+    p.ids = lead_;
+    p.ids.insert(p.ids.end(), own.begin(), own.end());
+    p.ids.insert(p.ids.end(), trail_.begin(), trail_.end());
+    p.record.replay->lead_tokens = static_cast<int>(lead_.size());
+    // Checked before it is sent: the server reads the words as they read alone.
+    try {
+      p.record.replay->materialized = be_->tokenize(text) == p.ids;
+    } catch (const Error& e) {
+      p.record.outcome = Outcome::tokenize_error;
+      p.record.error = e.what();
+      return p;
+    }
+    p.spec.prompt = std::move(text);
+  } else {
+    p.ids = prompt_ids(req, t_.requests->block_tokens, seed_, pool_);
+    p.spec.prompt_ids = p.ids;
+  }
+  p.record.prompt_tokens_counted = static_cast<int>(p.ids.size());
   p.spec.slot = -1;  // the server picks: its slot choice is part of what is predicted
   p.spec.max_tokens = req.output_tokens;
   p.spec.seed = s_.seed;
@@ -223,8 +175,11 @@ void TraceSource::released(const PreparedCall& p, const backend::CallResult& res
   if (!policy_ || it == slot_of_.end()) {
     return;
   }
-  if (res.outcome == Outcome::ok) {
-    policy_->generated(it->second, res.ids);
+  if (res.outcome == Outcome::ok) {  // a stream without token ids: as many unknown tokens
+    policy_->generated(it->second,
+                       res.ids.empty() && res.server.predicted_n
+                           ? std::vector<int>(static_cast<std::size_t>(*res.server.predicted_n), -1)
+                           : res.ids);
   }
   policy_->release(it->second);
 }
@@ -248,9 +203,11 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
   if (!policy_) {
     return;
   }
-  const std::vector<int>& ids = p.spec.prompt_ids;
-  const int bound = unbounded_ ? unbounded_->send(ids).tokens
-                               : std::min(replay.infinite_tokens, replay.input_tokens - 1);
+  const std::vector<int>& ids = p.ids;
+  // In the server's count (cache_n): the tokens before the prompt's first block included.
+  const int bound =
+      unbounded_ ? unbounded_->send(ids).tokens
+                 : replay.lead_tokens + std::min(replay.infinite_tokens, replay.input_tokens - 1);
   const tr::Prediction pred = policy_->send(ids);
   replay.predicted_tokens = pred.tokens;
   replay.predicted_slot = pred.slot;
@@ -296,7 +253,8 @@ void TraceSource::finish(PreparedCall& p, backend::CallResult res) {
   }
   const int reused = *server.cache_n;
   const int predicted = *replay.predicted_tokens;
-  if (server.prompt_total && *server.prompt_total != replay.input_tokens) {
+  if ((replay.materialized && !*replay.materialized) ||
+      (server.prompt_total && *server.prompt_total != p.record.prompt_tokens_counted)) {
     replay.mismatch = "materialization";
   } else if (reused == predicted) {
     return;

@@ -4,6 +4,11 @@
 // slot, and three reuse figures in its record: what an infinite cache would reuse, what the
 // server's policy predicts (policy.h) and what the server reported, with every gap named.
 // Warm-ups are the sweep's.
+//
+// Kinds whose endpoint takes token ids get the prompt's ids. The others (chat endpoints, the
+// Anthropic messages API) get text: each block is words whose tokens, read alone through the
+// server's /tokenize and chat template, add up to the block's size; every prompt is tokenized
+// again before it is sent and its record says whether it read as planned (materialized).
 
 #include <map>
 #include <memory>
@@ -37,6 +42,18 @@ class TraceSource final : public CallSource {
   // hash of `seed`, the id and the position, so equal ids give equal tokens. Pure.
   static std::vector<int> prompt_ids(const workloads::trace::Request& r, int block_tokens,
                                      std::uint64_t seed, const std::vector<int>& pool);
+
+  // A word a text prompt is made of: its text (a space first) and the token ids it reads as.
+  struct Word {
+    std::string text;
+    std::vector<int> ids;
+  };
+  // A request's prompt as text and the ids its words read as: each block id's words drawn from
+  // `words` by the same hash as prompt_ids, a word too long for what is left of the block
+  // replaced by a one-token word (`words` must hold one). Pure.
+  static std::pair<std::string, std::vector<int>> prompt_text(const workloads::trace::Request& r,
+                                                              int block_tokens, std::uint64_t seed,
+                                                              const std::vector<Word>& words);
   // What one token of a saved prompt takes in llama-server's host cache: its KV rows at
   // `cache_type` and, per cell, its position, its count of sequences and the one sequence
   // (llama_state_seq_*). `model` is a scenario's server.model; 0 when its shape or the type is
@@ -56,6 +73,12 @@ class TraceSource final : public CallSource {
   std::uint64_t seed_ = 0;
   std::set<std::uint64_t> sent_blocks_;  // the block ids sent since the server started
   std::vector<int> pool_;                // the token ids prompts are made of
+  // Text prompts: the words, and the tokens the server reads before and after a prompt.
+  bool text_ = false;
+  std::vector<Word> words_;
+  std::vector<int> lead_;
+  std::vector<int> trail_;
+  backend::Backend* be_ = nullptr;  // the block's server, for checking text prompts
   std::unique_ptr<workloads::trace::Policy> policy_;
   std::unique_ptr<workloads::trace::Policy> unbounded_;  // a block cache without a limit
   std::map<int, int> slot_of_;  // a request's seq: the slot predicted for it
