@@ -78,7 +78,8 @@ std::set<std::string> schema_types(const json& s) {
 }
 
 TEST(CallFields, EachIsInTheSchemaWithItsType) {
-  const json schema = read(fs::path(KVBENCH_SOURCE_DIR) / "schemas/kvbench.call.v1.schema.json");
+  const json schema =
+      read(fs::path(KVBENCH_SOURCE_DIR) / "results/schemas/kvbench.call.v1.schema.json");
   std::set<std::string_view> names;
   for (const auto& f : call_fields()) {
     SCOPED_TRACE(std::string(f.name));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scheduler recipes and the one command each host runs: the GitHub Actions workflow and the
-# Kubernetes Indexed Job (recipes/) parse and have the structure they rely on (a matrix over
+# Kubernetes Indexed Job (scripts/recipes/) parse and have the structure they rely on (a matrix over
 # self-hosted runner labels with a step running scripts/host-run.sh; completionMode Indexed with
 # completions == parallelism == the --shard COUNT, one pod per node, the URL and the password
 # from a Secret), pass yamllint and kubectl's offline parse when those are installed, and the
@@ -22,9 +22,9 @@ if (($# > 0)); then
   real_kvbench=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 fi
 host_run=$root/scripts/host-run.sh
-workflow=$root/recipes/github-actions/kvbench-hosts.yml
-job=$root/recipes/kubernetes/kvbench-indexed-job.yaml
-dockerfile=$root/recipes/kubernetes/Dockerfile
+workflow=$root/scripts/recipes/github-actions/kvbench-hosts.yml
+job=$root/scripts/recipes/kubernetes/kvbench-indexed-job.yaml
+dockerfile=$root/scripts/recipes/kubernetes/Dockerfile
 tmp=$(mktemp -d)
 pg_stop=()
 cleanup() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The JSON Schemas in schemas/ against what kvbench writes: each schema is a valid JSON Schema
-(2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
+"""The JSON Schemas in results/schemas/ against what kvbench writes: each schema is a valid JSON
+Schema (2020-12) named by its file; the recorded runs' run.json and every line of their calls.jsonl
 and answers.jsonl validate; so do the outputs kvbench makes from them (`report --format json` and `jsonl`,
 `compare --format json`), the plan of every bundled scenario, `kv --format json`,
 `model info --format json` and `trace analyze --format json`, and `history export` of the
@@ -30,14 +30,14 @@ def check(cond, what):
 
 
 store = {}
-for path in sorted(glob.glob(os.path.join(source, "schemas", "*.schema.json"))):
+for path in sorted(glob.glob(os.path.join(source, "results", "schemas", "*.schema.json"))):
     with open(path) as f:
         schema = json.load(f)
     jsonschema.Draft202012Validator.check_schema(schema)
     name = os.path.basename(path)[: -len(".schema.json")]
     check(schema.get("$id") == name, f"{path}: $id is not {name}")
     store[name] = schema
-check(len(store) >= 12, "schemas/ holds the schemas")
+check(len(store) >= 12, "results/schemas/ holds the schemas")
 
 
 def errors(name, doc):
