@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kvbench needs from Debian 12's own packages, by purpose:
 #   --for run   building kvbench and running it (the quick start): the compiler, CMake, Ninja and
-#               the libraries the binary links (libpqxx for a PostgreSQL history among them), and
-#               what scripts/get-llama-server.sh uses
+#               the libraries the binary links (libpqxx for a PostgreSQL history among them),
+#               Chart.js (compiled into the run's page) and what scripts/get-llama-server.sh uses
 #   --for test  run, plus what the test suite uses (GoogleTest, Google Benchmark, cpp-httplib,
 #               clang-14 for the sanitizer and fuzz builds, clang-format, Python with matplotlib
 #               and aiohttp, curl, chromium for the lesson page, the PostgreSQL server the history
@@ -28,7 +28,7 @@ run_packages=(
   build-essential cmake ninja-build pkg-config ca-certificates
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libeigen3-dev libboost-math-dev libsqlite3-dev libpqxx-dev
-  patchelf debian-archive-keyring
+  patchelf debian-archive-keyring libjs-chart.js
 )
 test_packages=(
   "${run_packages[@]}"

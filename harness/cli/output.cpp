@@ -21,7 +21,7 @@ bool has(const std::vector<std::string>& formats, const std::string& f) {
 // The format a file's extension names; empty when it names none.
 std::string format_of(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
-  for (const char* f : {"md", "csv", "tsv", "json", "jsonl"}) {
+  for (const char* f : {"md", "csv", "tsv", "json", "jsonl", "html"}) {
     if (ext == std::string(".") + f) {
       return f;
     }
@@ -40,7 +40,7 @@ void add_output_options(CLI::App* cmd, OutputOptions& o, const std::vector<std::
       ->group("Output");
   cmd->add_option("-o,--output", o.files,
                   "Write to FILE instead of stdout (repeatable; - is stdout); its format is "
-                  "--format, else its extension's (.md, .csv, .tsv, .json, .jsonl)")
+                  "--format, else its extension's (.md, .csv, .tsv, .json, .jsonl, .html)")
       ->type_name("FILE")
       ->group("Output");
 }
@@ -96,7 +96,7 @@ std::vector<OutputTarget> resolve_outputs(const OutputOptions& o,
     if (format.empty()) {
       throw InputError(fmt::format(
           "kvbench {}: -o {}: its extension names no format: give --format ({}) or a file "
-          "ending in .md, .csv, .tsv, .json or .jsonl",
+          "ending in .md, .csv, .tsv, .json, .jsonl or .html",
           command, f, fmt::join(formats, ", ")));
     }
     check(format, "-o " + f);

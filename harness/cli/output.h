@@ -2,9 +2,9 @@
 // The one output scheme of every command that prints results: `--format FORMAT` (md, csv, tsv,
 // json or jsonl, as far as the command has them) and `-o, --output FILE` (repeatable; `-` is
 // stdout). Without -o, stdout carries the one format (md by default). Each -o FILE gets --format
-// or, without it, the format its extension names (.md, .csv, .tsv, .json, .jsonl). A format the
-// command does not have, a file whose format cannot be told, or stdout twice is refused (exit 2)
-// before anything is done. Files are written whole (a temporary file, then a rename).
+// or, without it, the format its extension names (.md, .csv, .tsv, .json, .jsonl, .html). A format
+// the command does not have, a file whose format cannot be told, or stdout twice is refused (exit
+// 2) before anything is done. Files are written whole (a temporary file, then a rename).
 
 #include <functional>
 #include <ostream>

@@ -12,6 +12,7 @@
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
+#include "harness/report/html.h"
 #include "harness/report/summary.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
@@ -27,6 +28,7 @@ struct RunCliOptions {
   std::string extend;
   int sets = 1;
   std::string trace_shard;
+  bool detail = false;
   OutputOptions out;
 };
 
@@ -58,9 +60,15 @@ int run_run(const RunCliOptions& o) {
     throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
   }
   const run::RunSummary summary = run_or_continue(o, ro);
-  const auto report = write_run_report(summary.run_dir, targets);
-  fmt::print(stderr, "results: {} (report.md, summary.json, calls.jsonl, run.json)\n",
-             summary.run_dir.string());
+  // The terminal's default is brief; a format or file asked for gets the whole of it.
+  const bool brief = !o.detail && o.out.format.empty() && o.out.files.empty();
+  const auto report = write_run_report(summary.run_dir, targets, brief);
+  const auto dir = summary.run_dir;
+  fmt::print(stderr,
+             "report: {}{}\npage:   {} (the plots; open it in a browser)\nall:    {} "
+             "(summary.json, calls.jsonl, run.json)\n",
+             (dir / "report.md").string(), brief ? " (--detail prints it here)" : "",
+             (dir / "report.html").string(), dir.string());
   if (!summary.complete) {
     fmt::print(stderr, "the run is incomplete: {} of its calls were recorded\n", summary.calls);
     return process::stop_requested() ? 128 + process::stop_signal() : 1;
@@ -74,11 +82,11 @@ int run_run(const RunCliOptions& o) {
 }
 }  // namespace
 
-// The report stays with the run: report.md and summary.json (what `kvbench report --json`
-// writes), replaced whole, so stdout can be redirected into a clean Markdown file; then the
-// outputs asked for.
+// The report stays with the run: report.md, report.html and summary.json (what `kvbench report
+// --format json` writes), replaced whole, so stdout can be redirected into a clean Markdown file;
+// then the outputs asked for.
 report::RunReport write_run_report(const std::filesystem::path& run_dir,
-                                   const std::vector<OutputTarget>& targets) {
+                                   const std::vector<OutputTarget>& targets, bool brief) {
   auto loaded = results::load_run(run_dir);
   auto report = report::build_report(std::move(loaded.run), std::move(loaded.calls),
                                      std::move(loaded.warnings), loaded.answers);
@@ -89,9 +97,18 @@ report::RunReport write_run_report(const std::filesystem::path& run_dir,
     out.write(md.str());
     out.commit();
   }
+  {
+    std::ostringstream page;
+    report::write_html(page, report, md.str());
+    AtomicFileWriter out(run_dir / "report.html");
+    out.write(page.str());
+    out.commit();
+  }
   results::write_json_atomic(run_dir / "summary.json", report::to_json(report));
   write_outputs(targets, [&](std::ostream& out, const std::string& format) {
-    if (format == "md") {
+    if (format == "md" && brief) {
+      report::write_brief_markdown(out, report);
+    } else if (format == "md") {
       out << md.str();
     } else {
       report::write_report(out, report, format);
@@ -125,6 +142,9 @@ void setup_run_command(CLI::App& app, int& exit_code) {
   scenario_opt->excludes(resume_opt);
   scenario_opt->excludes(extend_opt);
   resume_opt->excludes(extend_opt);
+  cmd->add_flag("--detail", o->detail,
+                "Print the whole report (report.md) on stdout, not only what was found and the "
+                "condition table");
   add_server_options(cmd, o->server, "Folder the run folder is created in");
   add_output_options(cmd, o->out, report::report_formats());
   cmd->callback([o, &exit_code] { exit_code = run_run(*o); });

@@ -17,4 +17,7 @@ std::uint64_t fnv1a64(std::string_view text);
 // `n` with its digits grouped by commas: 36864 -> "36,864".
 std::string grouped(std::uint64_t n);
 
+// XML (and HTML) text with &, <, >, " and ' escaped.
+std::string xml_escape(std::string_view s);
+
 }  // namespace kvbench

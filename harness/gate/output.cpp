@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/text.h"
+
 namespace kvbench::gate {
 
 namespace {
@@ -100,32 +102,6 @@ void write_markdown(std::ostream& out, const GateReport& r) {
   if (!r.notes.empty()) {
     out << "\n";
   }
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 void write_junit(std::ostream& out, const GateReport& r) {

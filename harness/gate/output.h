@@ -45,7 +45,4 @@ void write_markdown(std::ostream& out, const GateReport& r);
 void write_junit(std::ostream& out, const GateReport& r);
 nlohmann::json report_json(const GateReport& r);
 
-// XML text with &, <, >, " and ' escaped.
-std::string xml_escape(const std::string& s);
-
 }  // namespace kvbench::gate

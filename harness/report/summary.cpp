@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <span>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +13,8 @@
 #include "harness/core/error.h"
 #include "harness/report/concurrency.h"
 #include "harness/report/effects.h"
+#include "harness/report/findings.h"
+#include "harness/report/html.h"
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
 #include "harness/report/sections.h"
@@ -66,7 +69,7 @@ void write_run_header(std::ostream& out, const RunReport& report) {
   const results::RunManifest& run = report.run;
   const auto& calls = report.calls;
   const auto or_unknown = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
-  out << fmt::format("# kvbench run: {}\n\n", run.scenario.value("name", "?"));
+  out << "\n## The run\n\n";
   out << fmt::format("- run id `{}`, {} ({} to {})\n", or_unknown(run.run_id),
                      or_unknown(run.status), or_unknown(run.started), or_unknown(run.finished));
   const json server = run.server.is_object() ? run.server : json::object();
@@ -216,6 +219,13 @@ const Section kSections[] = {
        write_prompt_cache_markdown(out, r);
      },
      [](R r) { return conditions_json(r.conditions); }},
+    {"findings", always,
+     [](std::ostream& out, R r) {
+       out << fmt::format("# kvbench run: {}\n\n", r.run.scenario.value("name", "?"));
+       write_findings_markdown(out, findings(r));
+     },
+     [](R r) { return findings_json(findings(r)); }},
+    {"run_header", always, write_run_header, nullptr},
     {"prompt_cache", always, nullptr, prompt_cache_json},
     {"server_counters", always,
      [](std::ostream& out, R r) { write_counters_markdown(out, r.counters); },
@@ -247,14 +257,15 @@ const Section& section(std::string_view key) {
 
 // The Markdown's sections after its header, in order: of a run with single prompts, and of a run
 // of conversations only. Each section prints nothing where the run has nothing of it.
-constexpr std::string_view kLayout[] = {"conditions", "server_counters", "analysis", "concurrency",
-                                        "memory",     "prefix_reuse",    "answers",  "workload"};
-constexpr std::string_view kConversationLayout[] = {"server_counters", "workload", "memory"};
+constexpr std::string_view kLayout[] = {"findings", "conditions",  "run_header", "server_counters",
+                                        "analysis", "concurrency", "memory",     "prefix_reuse",
+                                        "answers",  "workload"};
+constexpr std::string_view kConversationLayout[] = {"findings", "run_header", "server_counters",
+                                                    "workload", "memory"};
 
 }  // namespace
 
 void write_markdown(std::ostream& out, const RunReport& report) {
-  write_run_header(out, report);
   const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
     return !c.reuses_by_design() && c.kind == CallKind::timed;
   });
@@ -265,8 +276,21 @@ void write_markdown(std::ostream& out, const RunReport& report) {
   }
 }
 
+void write_brief_markdown(std::ostream& out, const RunReport& report) {
+  out << fmt::format("What kvbench found ({}):\n", report.run.scenario.value("name", "?"));
+  for (const auto& f : findings(report)) {
+    out << "- " << f.text << "\n";
+  }
+  const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
+    return !c.reuses_by_design() && c.kind == CallKind::timed;
+  });
+  if (singles) {
+    section("conditions").markdown(out, report);
+  }
+}
+
 const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> kFormats{"md", "json", "csv", "tsv", "jsonl"};
+  static const std::vector<std::string> kFormats{"md", "json", "csv", "tsv", "jsonl", "html"};
   return kFormats;
 }
 
@@ -277,6 +301,10 @@ void write_report(std::ostream& out, const RunReport& report, std::string_view f
     out << to_json(report).dump(2) << "\n";
   } else if (format == "csv" || format == "tsv") {
     conditions_table(report).write(out, format);
+  } else if (format == "html") {
+    std::ostringstream md;
+    write_markdown(md, report);
+    write_html(out, report, md.str());
   } else if (format == "jsonl") {
     for (const auto& c : report.calls) {
       out << kvbench::to_json(c).dump() << "\n";

@@ -39,12 +39,15 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
 // timed call that succeeded. `kvbench run` exits 3 when there is one; the report lists them.
 std::vector<std::string> shortfalls(const RunReport& report);
 
-// The whole report in Markdown: the run, the condition table, the prompt cache, effects,
-// concurrency, memory and prefix reuse.
+// The whole report in Markdown: what was found, the condition table and the prompt cache, the
+// run, effects, concurrency, memory, prefix reuse, answers and the workload's section.
 void write_markdown(std::ostream& out, const RunReport& report);
+// What `kvbench run` shows on the terminal without --detail: what was found and the condition
+// table with the prompt cache (a run of conversations only: what was found).
+void write_brief_markdown(std::ostream& out, const RunReport& report);
 // The condition table, a row per condition; an empty cell where a condition has no value.
 // The formats a run's report is written in: md (the report), json (its summary, kvbench.report),
-// csv and tsv (the per-condition table), jsonl (one record per call).
+// csv and tsv (the per-condition table), jsonl (one record per call), html (the page, html.h).
 const std::vector<std::string>& report_formats();
 // Writes `report` in one of report_formats(); throws kvbench::Error for another.
 void write_report(std::ostream& out, const RunReport& report, std::string_view format);
@@ -55,7 +58,7 @@ Table conditions_table(const RunReport& report);
 void write_conditions_csv(std::ostream& out, const RunReport& report);
 // One row per call.
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls);
-// {"conditions", "prompt_cache", "memory", "prefix_reuse", "run", "analysis"}.
+// {"findings", "conditions", "prompt_cache", "memory", "prefix_reuse", "run", "analysis", ...}.
 nlohmann::json to_json(const RunReport& report);
 
 }  // namespace kvbench::report

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -46,13 +47,37 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| 4096 | f16 | 2048 |"));
   const fs::path run_dir = only_run_dir(results);
-  // The report stays in the run folder, and stdout is that Markdown and nothing else.
+  const auto kept = read_json(run_dir / "summary.json");
+  // The terminal answers first: what was measured and how far to trust it, then every finding
+  // of the report, then the table; the whole report stays in the run folder, with its page.
+  std::istringstream out(r.out);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(out, line)) {
+    lines.push_back(line);
+  }
+  ASSERT_GE(lines.size(), 5U) << r.out;
+  EXPECT_EQ(lines[0], "What kvbench found (quickstart):");
+  EXPECT_THAT(lines[1], ::testing::StartsWith("- 18 timed calls to llama-server"));
+  EXPECT_THAT(lines[2], ::testing::StartsWith("- How far to trust it: "));
+  EXPECT_THAT(lines[3], ::testing::StartsWith("- Time to first token grows by "));
+  ASSERT_GE(kept["findings"].size(), 5U);
+  for (const auto& f : kept["findings"]) {
+    EXPECT_THAT(r.out, HasSubstr("- " + f["text"].get<std::string>() + "\n"));
+  }
   std::ifstream md_file(run_dir / "report.md");
   const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(md, r.out);
+  EXPECT_THAT(md, ::testing::StartsWith("# kvbench run: quickstart\n\n## What was found\n\n- 18 "));
   EXPECT_THAT(md, HasSubstr("- labels: commit=abc 123, host=ci-7"));
-  EXPECT_THAT(r.err, HasSubstr("results: " + run_dir.string()));
-  const auto kept = read_json(run_dir / "summary.json");
+  EXPECT_THAT(md, HasSubstr("### Descriptive statistics"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("### Descriptive statistics")));
+  EXPECT_THAT(r.err, HasSubstr("report: " + (run_dir / "report.md").string()));
+  EXPECT_THAT(r.err, HasSubstr("page:   " + (run_dir / "report.html").string()));
+  std::ifstream page_file(run_dir / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(page_file)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_THAT(page, HasSubstr("<h2>What was found</h2>"));
+  EXPECT_THAT(page, HasSubstr("<canvas id=\"plot-ttft\""));
   EXPECT_EQ(kept["run"]["labels"]["host"], "ci-7");
   EXPECT_FALSE(kept["conditions"].empty());
   const auto run = read_json(run_dir / "run.json");

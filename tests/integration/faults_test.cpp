@@ -323,7 +323,7 @@ exec sleep 297
     "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]},
     "repeats": 2, "warmup": 0})");
   const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q",
-                              "--server-bin", fake.string(), "--start-timeout", "2"},
+                              "--detail", "--server-bin", fake.string(), "--start-timeout", "2"},
                              120);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err, ::testing::HasSubstr("block 0 (num_ctx"));
@@ -477,7 +477,8 @@ TEST(Faults, ShellMetacharactersReachTheServerAsOneArgumentEach) {
                        {"warmup", 0},
                        {"max_tokens", 4}};
   const std::string scenario = write_file(dir, "s.json", sc.dump());
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   // A server that fails to start is a measurement, but a run that measured nothing is not a pass.
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_THAT(r.err,

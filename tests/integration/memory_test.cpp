@@ -100,7 +100,7 @@ TEST(Memory, CtxSweepFindsTheCacheTypeFromTheSlope) {
       {"run",
        write_file(dir, "s.json",
                   scenario_json("sweep", model, "2048, 8192, 16384", R"("f16", "q8_0")")),
-       "--results", (dir / "results").string(), "-q"});
+       "--results", (dir / "results").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("### Memory against num_ctx, server cache type q8_0"));
   const fs::path run_dir = only_run_dir(dir / "results");
@@ -147,7 +147,8 @@ TEST(Memory, ALogWithoutKvLinesStillHasMemoryFromProc) {
   const auto r = run_kvbench(
       {"run",
        write_file(dir, "s.json", scenario_json("quiet", "synthetic:tiny", "1024", R"("f16")")),
-       "--results", (dir / "results").string(), "--server-bin", wrapper.string(), "-q"});
+       "--results", (dir / "results").string(), "--server-bin", wrapper.string(), "-q",
+       "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto run = read_json(only_run_dir(dir / "results") / "run.json");
   ASSERT_EQ(run["blocks"].size(), 1U);

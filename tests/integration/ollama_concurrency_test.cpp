@@ -51,7 +51,8 @@ TEST(OllamaConcurrency, ManagedServeGetsNumParallelAndFourCallsRunAtOnce) {
       8));
   s["concurrency"]["streams"] = {1, 4};
   const auto scenario = write_file(dir, "s.json", s.dump(2));
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");
@@ -131,7 +132,8 @@ TEST(OllamaConcurrency, AttachedServerWithFewerSlotsQueuesTheRestAndTheReportSay
       concurrency_scenario(
           "queue", {{"kind", "ollama"}, {"model", "synthetic-small"}, {"url", fixture.url()}}, 4,
           8));
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("OLLAMA_NUM_PARALLEL, default 1) is a server setting kvbench can "
                                "neither set nor read"));

@@ -99,7 +99,8 @@ TEST(OllamaPrefixReuse, EditsPlacedByTextKeepTheCountAndTheTimeFollowsOneMinusF)
       write_file(dir, "s.json",
                  prefix_scenario(R"("url": ")" + fixture.url() + R"(")",
                                  R"(0.25, 0.5, 0.75, "question", "none")", 3));
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   EXPECT_EQ(read_json(run_dir / "run.json")["status"], "complete");
@@ -147,7 +148,8 @@ TEST(OllamaPrefixReuse, ManagedServerPutsWhatChangesLast) {
       write_file(dir, "s.json",
                  prefix_scenario(R"("binary": ")" + std::string(KVBENCH_OLLAMA_FIXTURE) + R"(")",
                                  R"(0.5, "timestamp_first", "timestamp_last")", 1));
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");

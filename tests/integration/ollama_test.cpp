@@ -149,7 +149,8 @@ TEST(Ollama, NumCtxSweepReadsMemoryFromApiPs) {
                                               fixture.url() + R"("},
     "factors": {"prompt_tokens": [64], "num_ctx": [1024, 2048, 4096]},
     "repeats": 2, "warmup": 0, "max_tokens": 4})");
-  const auto r = run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q"});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (dir / "runs").string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path run_dir = only_run_dir(dir / "runs");
   const auto run = read_json(run_dir / "run.json");

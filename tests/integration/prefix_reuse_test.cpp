@@ -182,7 +182,8 @@ TEST(PrefixReuse, AVaryingLineCostsAFullReadFirstAndAlmostNothingLast) {
     "factors": {"prompt_tokens": [1024], "num_ctx": [1280],
                 "edit_position": ["timestamp_first", "timestamp_last", "question"]},
     "repeats": 1, "warmup": 1, "max_tokens": 4 })");
-  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string()});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (results / "runs").string(), "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto calls = read_calls(only_run_dir(results / "runs"));
   const auto pairs = pairs_of(calls);
@@ -215,7 +216,8 @@ TEST(PrefixReuse, RepeatedPromptTrapIsQuantifiedInTheReport) {
     "name": "trap", "server": {"model": "synthetic:small", "threads": 1},
     "factors": {"prompt_tokens": [1024], "num_ctx": [1280]}, "unique_first_line": false,
     "repeats": 3, "block_repeats": 2, "warmup": 0, "max_tokens": 4 })");
-  const auto r = run_kvbench({"run", scenario, "--results", (results / "runs").string()});
+  const auto r =
+      run_kvbench({"run", scenario, "--results", (results / "runs").string(), "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Repeated-prompt trap (1024 tokens): 4 timed calls read their "
                                "prompt from the cache"));

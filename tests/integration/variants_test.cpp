@@ -56,7 +56,7 @@ const stats::RelativeEffect& variant_effect(const analysis::Analysis& a, const s
 TEST(Variants, AaRunsInAbbaBlocksWithTheVariantOnEveryRecord) {
   const fs::path results = fresh_dir("variants-aa");
   const auto scenario = write_file(results, "aa.json", scenario_text("aa", "{}", "[64, 256]", 2));
-  const auto r = run_kvbench({"run", scenario, "--results", results.string(), "-q"});
+  const auto r = run_kvbench({"run", scenario, "--results", results.string(), "-q", "--detail"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| baseline | 4096 | f16 | 64 |"));
   EXPECT_THAT(r.out, HasSubstr("- candidate vs baseline: decode rate "));

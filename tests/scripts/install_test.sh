@@ -79,7 +79,9 @@ assert tmp + "/data/kvbench/llama/bin/llama-server" in binary, binary
 assert run["status"] == "complete", run["status"]
 PY
   fi
-  grep -q '^# kvbench run: quickstart' "$tmp/report.md" || fail "the quick start printed no report"
+  grep -q '^What kvbench found (quickstart):' "$tmp/report.md" || fail "the quick start printed no findings"
+  grep -q '^- How far to trust it: ' "$tmp/report.md" || fail "the quick start did not say how far to trust it"
+  ls "$tmp"/elsewhere/results/*/report.html >/dev/null 2>&1 || fail "the quick start wrote no report.html"
 fi
 
 if [ "$failures" -gt 0 ]; then
