@@ -31,7 +31,11 @@ phase packages "1/4 Debian packages (setup-deps --for run)" "$root/scripts/setup
 fetch=$!
 phase build "2/4 kvbench, the binary only" \
   "$root/scripts/build.sh" -DKVBENCH_TESTS=OFF -DKVBENCH_BENCH=OFF
-phase llama-server "3/4 llama-server (fetched during the build)" wait "$fetch"
+# The fetch writes its own log; waiting for it shows that log if it failed.
+fetched() {
+  wait "$fetch" || { cat "$logs/llama-server.log"; return 1; }
+}
+phase llama-server-wait "3/4 llama-server (fetched during the build)" fetched
 printf 'quickstart: %-44s\n' "4/4 the default scenario (quickstart.json)"
 "$root/build/kvbench" run "$root/scenarios/quickstart.json" --results "$root/results" "$@"
 printf 'quickstart: done in %d s\n' $((SECONDS - begin))
