@@ -56,17 +56,14 @@ std::vector<PlotSeries> by_condition(
 // The headline model's shape of `metric` at the run's starting speed (g = 1), over the prompt
 // lengths, where prompt length is its only factor; nullopt otherwise.
 std::optional<PlotSeries> shape_line(const RunReport& r, const std::string& metric) {
-  const json models = json(r.analysis).value("models", json::array());
-  for (const auto& m : models) {
-    if (m.value("metric", "") != metric ||
-        m.value("numeric", json::array()) != json::array({"prompt_ktokens"}) ||
-        !m.value("categorical", json::array()).empty() || !m.contains("slowdown") ||
-        !m["slowdown"].contains("fit")) {
+  for (const auto& m : r.analysis.models) {
+    if (m.metric != metric || m.numeric != std::vector<std::string>{"prompt_ktokens"} ||
+        !m.categorical.empty() || !m.slowdown) {
       continue;
     }
     std::map<std::string, double> b;
-    for (const auto& p : m["slowdown"]["fit"].value("parameters", json::array())) {
-      b[p.value("name", "")] = p.value("estimate", 0.0);
+    for (const auto& c : m.slowdown->fit.fit.coefficients) {
+      b[c.name] = c.estimate;
     }
     if (b.count("intercept") == 0 || b.count("prompt_ktokens") == 0) {
       return std::nullopt;

@@ -20,11 +20,11 @@
         data: d.points,
         showLine: !!d.line,
         borderColor: colour,
-        backgroundColor: d.band ? colour + "22" : colour,
+        backgroundColor: colour,
         pointRadius: d.line ? 0 : 3,
         pointStyle: d.marker || "circle",
         borderDash: d.dashed ? [6, 4] : [],
-        fill: d.band ? "-1" : false,
+        fill: false,
         order: d.line ? 0 : 1
       };
     });

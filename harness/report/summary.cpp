@@ -263,12 +263,17 @@ constexpr std::string_view kLayout[] = {"findings", "conditions",  "run_header",
 constexpr std::string_view kConversationLayout[] = {"findings", "run_header", "server_counters",
                                                     "workload", "memory"};
 
+// Whether the run timed single prompts (not only a workload's turns or requests).
+bool has_single_prompts(const RunReport& report) {
+  return std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
+    return !c.reuses_by_design() && c.kind == CallKind::timed;
+  });
+}
+
 }  // namespace
 
 void write_markdown(std::ostream& out, const RunReport& report) {
-  const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
-    return !c.reuses_by_design() && c.kind == CallKind::timed;
-  });
+  const bool singles = has_single_prompts(report);
   const bool conversations_only = !singles && report.workload.present;
   using Layout = std::span<const std::string_view>;
   for (const auto key : conversations_only ? Layout(kConversationLayout) : Layout(kLayout)) {
@@ -281,9 +286,7 @@ void write_brief_markdown(std::ostream& out, const RunReport& report) {
   for (const auto& f : findings(report)) {
     out << "- " << f.text << "\n";
   }
-  const bool singles = std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
-    return !c.reuses_by_design() && c.kind == CallKind::timed;
-  });
+  const bool singles = has_single_prompts(report);
   if (singles) {
     section("conditions").markdown(out, report);
   }
