@@ -257,7 +257,7 @@ ProbeDrift probe_drift(const Metric& m, const std::vector<const CallRecord*>& pr
 }  // namespace
 
 Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
-                 const std::string& reference_variant) {
+                 const std::string& reference_variant, const StartFacts& starts) {
   Analysis a;
   std::vector<const CallRecord*> timed;
   std::vector<const CallRecord*> probes;
@@ -313,7 +313,7 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
   for (const auto& m : a.models) {
     checks.insert(checks.end(), m.validity.begin(), m.validity.end());
   }
-  a.effects = estimate_effects(timed, reference);
+  a.effects = estimate_effects(timed, reference, starts);
   a.verdict = judge_effects(a.effects, checks);
   return a;
 }

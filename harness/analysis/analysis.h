@@ -119,8 +119,9 @@ struct Analysis {
 // come from more than one server variant, "variant" is a categorical term of every model, coded
 // against `reference_variant` (empty: the variant of the first timed call), so the coefficient
 // "variant=<name>" of the log model is that variant's relative effect against the reference.
+// `starts` says what the run knows of its server starts beyond its calls (effects.h).
 Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed = 1,
-                 const std::string& reference_variant = "");
+                 const std::string& reference_variant = "", const StartFacts& starts = {});
 
 void to_json(nlohmann::json& j, const MetricModel& m);
 void to_json(nlohmann::json& j, const ProbeDrift& p);

@@ -159,6 +159,7 @@ void block_effects(const Metric& m, const std::vector<EffectRow>& rows,
       for (const auto& length : at) {
         for (const bool relative : {false, true}) {
           if (auto e = block_effect(m, t, c, length, relative)) {
+            e->starts = std::min(at_level, at_reference);
             e->term = length ? fmt::format("{}@prompt_tokens={}", level, *length) : level;
             out.effects.push_back(std::move(*e));
           }

@@ -171,6 +171,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
       e.se = std::sqrt(f.covariance(0, 0));
       e.df = f.df;
       e.clusters = f.clusters;
+      e.starts = static_cast<double>(c.starts);
       e.se_inflation = e.se / std::sqrt(f.iid_covariance(0, 0));
       if (c.im[s]) {
         e.im_ci = c.im[s]->ci;
@@ -194,6 +195,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
       e.se = std::sqrt(va + vb);
       e.df = (va + vb) * (va + vb) / (va * va / a.df + vb * vb / b.df);
       e.clusters = a.clusters + b.clusters;
+      e.starts = static_cast<double>(std::min(cells[c].starts, cells[0].starts));
       e.se_inflation = e.se / std::sqrt(a.iid_covariance(0, 0) + b.iid_covariance(0, 0));
       e = with_t_interval(e);
       if (relative && (e.ci.lower > 0 || e.ci.upper < 0)) {
@@ -204,7 +206,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
   }
   for (const auto& c : cells) {
     out.spikes.insert(out.spikes.end(), c.spikes.begin(), c.spikes.end());
-    out.round_levels.push_back(round_levels(m, c.cell, c.levels, c.blocks, c.fit[1], c.carry_over));
+    out.round_levels.push_back(round_levels(m, c.cell, c.levels, c.blocks, c.state, c.carry_over));
   }
   return out;
 }
@@ -212,7 +214,7 @@ WithinResult within_effects(const Metric& m, const std::vector<EffectRow>& rows,
 }  // namespace
 
 Effects estimate_effects(const std::vector<const CallRecord*>& timed,
-                         const std::string& reference_variant) {
+                         const std::string& reference_variant, const StartFacts& starts) {
   Effects out;
   const auto factors = varying_factors(timed, reference_variant);
   std::set<int> lengths;
@@ -248,7 +250,64 @@ Effects estimate_effects(const std::vector<const CallRecord*>& timed,
       block_effects(m, rows, within.spikes, factors, within.interacting, out);
     }
   }
+  cover_starts(out.effects, starts);
   return out;
+}
+
+namespace {
+
+const results::StartTau* tau_for(const Effect& e, const std::vector<results::StartTau>& taus) {
+  for (const auto& t : taus) {
+    if (t.metric == e.metric && t.term == e.term && t.relative == e.relative && t.tau >= 0 &&
+        std::isfinite(t.tau) && t.df > 0) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+// `e` with tau's variance added, scaled from the starts it was measured over to e's: on the log
+// scale for a relative effect (tau in per cent becomes tau / (100 + estimate), as the delta
+// method takes the SE there), Satterthwaite's degrees of freedom for the sum of the two variances.
+Effect with_start_tau(Effect e, const results::StartTau& t) {
+  const double scale = t.starts / std::max(1.0, e.starts);
+  const double log_factor = e.relative ? 1.0 / (100.0 + e.estimate) : 1.0;
+  const double se = e.se * log_factor;
+  const double tau2 = t.tau * log_factor * t.tau * log_factor * scale;
+  const double var = se * se + tau2;
+  const double df = var * var / (se * se * se * se / e.df + tau2 * tau2 / t.df);
+  Effect out = e;
+  out.df = std::isfinite(df) ? df : e.df;
+  out.start_tau = t;
+  out.start_tau->tau = std::sqrt(tau2) / log_factor;
+  if (!e.relative) {
+    out.se = std::sqrt(var);
+    return with_t_interval(out);
+  }
+  // Back to the log scale, the interval there, and to per cent again.
+  out.estimate = std::log1p(e.estimate / 100.0);
+  out.se = std::sqrt(var);
+  out.relative = false;
+  out.im_ci.reset();
+  out = relative_effect(with_t_interval(out));
+  out.im_ci = e.im_ci;
+  return out;
+}
+
+}  // namespace
+
+void cover_starts(std::vector<Effect>& effects, const StartFacts& starts) {
+  for (auto& e : effects) {
+    const bool on_starts = e.cluster_unit == "block" && !starts.one_start;
+    e.covers = on_starts ? "machine" : "this_start";
+    if (on_starts || e.se <= 0 || e.df <= 0) {
+      continue;
+    }
+    if (const auto* t = tau_for(e, starts.taus)) {
+      e = with_start_tau(e, *t);
+      e.covers = "machine";
+    }
+  }
 }
 
 void to_json(nlohmann::json& j, const Effect& e) {
@@ -263,8 +322,16 @@ void to_json(nlohmann::json& j, const Effect& e) {
        {"unit", e.unit},
        {"relative", e.relative},
        {"se_inflation", or_null(e.se_inflation)},
+       {"covers", e.covers},
+       {"starts", e.starts},
        {"im", e.im_ci ? nlohmann::json{{"groups", e.im_groups}, {"ci", *e.im_ci}}
                       : nlohmann::json(nullptr)}};
+  if (e.start_tau) {
+    j["start_tau"] = {{"tau", e.start_tau->tau},
+                      {"df", e.start_tau->df},
+                      {"runs", e.start_tau->runs},
+                      {"measured", e.start_tau->measured}};
+  }
 }
 
 void to_json(nlohmann::json& j, const WithheldEffect& w) {

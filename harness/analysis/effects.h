@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/results/start_tau.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::analysis {
@@ -42,6 +43,15 @@ struct Effect {
   // its own (Ibragimov-Mueller, stats/group_t.h), in the effect's units; nullopt elsewhere.
   std::optional<stats::Interval> im_ci;
   std::size_t im_groups = 0;
+  // What the interval covers: "machine" (it rests on kMinBlocksPerLevel server starts or more
+  // per setting, or includes a start-to-start component measured before) or "this_start" (the
+  // rounds of too few starts, which share each start's own speed and slope; an attached server
+  // is one start).
+  std::string covers;
+  double starts = 0;  // server starts per setting the effect rests on (the fewest of its settings)
+  // The start-to-start component added to the interval (run.json's start_tau), in the effect's
+  // units, scaled to this run's starts; nullopt where none was.
+  std::optional<results::StartTau> start_tau;
 };
 
 // An effect the run cannot give an honest interval for, and what would.
@@ -102,10 +112,22 @@ struct Effects {
 // The blocks per level below which a restart-level factor gets no interval.
 inline constexpr int kMinBlocksPerLevel = 4;
 
+// What a run knows of its server starts beyond its calls.
+struct StartFacts {
+  bool one_start = false;  // an attached server: every block shares one start
+  // Start-to-start components measured before on this machine class, server build and model.
+  std::vector<results::StartTau> taus;
+};
+
 // The effects of every metric of metrics() on `timed` (fresh timed calls that succeeded).
 // `reference_variant` is the variant the others are compared with.
 Effects estimate_effects(const std::vector<const CallRecord*>& timed,
-                         const std::string& reference_variant);
+                         const std::string& reference_variant, const StartFacts& starts = {});
+
+// Sets each effect's `covers`; where an effect covers only this start and `starts.taus` holds a
+// component for it, adds that (its variance scaled by the starts it was measured over against
+// this effect's), with Satterthwaite's degrees of freedom, and it covers the machine.
+void cover_starts(std::vector<Effect>& effects, const StartFacts& starts);
 
 void to_json(nlohmann::json& j, const Effect& e);
 void to_json(nlohmann::json& j, const WithheldEffect& w);

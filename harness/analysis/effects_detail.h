@@ -41,9 +41,11 @@ struct CellSlope {
   std::string cell;
   std::vector<std::size_t> spikes;       // rows of the run's rows
   std::optional<stats::UnitFit> fit[2];  // linear, log
+  std::optional<stats::UnitFit> state;   // log, with the state's column where there is one
   std::vector<double> levels;            // the rounds' levels in run order
   std::vector<int> blocks;               // each level's block
   bool by_block = false;                 // clustered by server start, not by round
+  std::size_t starts = 0;                // the setting's server starts (blocks)
   std::optional<stats::GroupT> im[2];    // the cross-check over groups of rounds, both scales
   // Log scale: each length's level and, last, the previous call's length (carry-over).
   std::optional<stats::UnitFit> carry_over;

@@ -117,6 +117,45 @@ void judge_honest(const Effects& effects, VerdictAxis& axis) {
   }
 }
 
+StartCover judge_cover(const Effects& effects, VerdictAxis& axis) {
+  StartCover c;
+  std::set<std::string> only_here;
+  for (const auto& e : effects.effects) {
+    if (!e.relative) {
+      continue;
+    }
+    c.fewest_starts =
+        c.machine + c.this_start == 0 ? e.starts : std::min(c.fewest_starts, e.starts);
+    if (e.covers == "machine") {
+      ++c.machine;
+      if (e.start_tau) {
+        ++c.borrowed;
+        c.measured = std::max(c.measured, e.start_tau->measured);
+      }
+    } else {
+      ++c.this_start;
+      only_here.insert(e.term);
+    }
+  }
+  if (!only_here.empty()) {
+    axis.findings.push_back(fmt::format(
+        "the intervals of {} cover this server start only: every round of a start shares the "
+        "speed and slope that start set, so they cannot show how far the next start lands; {} "
+        "server starts per setting (`\"block_repeats\": {}` in the scenario) or a "
+        "start-to-start component measured on this machine (`kvbench repeat 10 SCENARIO "
+        "--history H`, then `kvbench run --history H`) would cover the machine",
+        fmt::join(only_here, ", "), kMinBlocksPerLevel, kMinBlocksPerLevel));
+  }
+  if (c.borrowed > 0) {
+    axis.findings.push_back(fmt::format(
+        "{} interval(s) add the start-to-start component measured on this machine, server build "
+        "and model (`kvbench repeat`, newest {}): they cover the machine as that measurement "
+        "saw it",
+        c.borrowed, c.measured.empty() ? "of unknown date" : c.measured));
+  }
+  return c;
+}
+
 void judge_precise(const Effects& effects, VerdictAxis& axis) {
   for (const auto& e : effects.effects) {
     if (!e.relative || !e.term.starts_with("prompt_ktokens")) {
@@ -224,6 +263,7 @@ EffectsVerdict judge_effects(const Effects& effects,
     return v;
   }
   judge_honest(effects, v.honest);
+  v.cover = judge_cover(effects, v.honest);
   judge_precise(effects, v.precise);
   judge_structure(effects, v.structure);
   // Failed calls leave the rest a sample that may not be fair; a shuffle that failed ties prompt
@@ -250,8 +290,18 @@ void to_json(nlohmann::json& j, const VerdictAxis& a) {
   j = {{"ok", a.ok}, {"findings", a.findings}};
 }
 
+void to_json(nlohmann::json& j, const StartCover& c) {
+  j = {{"machine", c.machine},
+       {"this_start", c.this_start},
+       {"borrowed", c.borrowed},
+       {"fewest_starts", c.fewest_starts}};
+}
+
 void to_json(nlohmann::json& j, const EffectsVerdict& v) {
-  j = {{"honest", v.honest}, {"precise", v.precise}, {"structure", v.structure}};
+  j = {{"honest", v.honest},
+       {"precise", v.precise},
+       {"structure", v.structure},
+       {"covers", v.cover}};
 }
 
 }  // namespace kvbench::analysis

@@ -22,8 +22,18 @@ struct VerdictAxis {
   std::vector<std::string> findings;  // sentences, each with its numbers
 };
 
+// What the run's intervals cover: the next server start on this machine, or this start only.
+struct StartCover {
+  std::size_t machine = 0;     // relative effects whose interval covers the machine
+  std::size_t this_start = 0;  // relative effects whose interval covers this start only
+  std::size_t borrowed = 0;    // of `machine`: with a start-to-start component measured before
+  double fewest_starts = 0;    // server starts per setting, the fewest an effect rests on
+  std::string measured;        // the newest borrowed component's date
+};
+
 struct EffectsVerdict {
   bool present = false;  // the run has effects to judge
+  StartCover cover;
   VerdictAxis honest;
   VerdictAxis precise;    // ok: every headline slope's interval excludes zero
   VerdictAxis structure;  // ok: nothing found that an interval would not show
@@ -39,6 +49,7 @@ EffectsVerdict judge_effects(const Effects& effects,
 bool speaks_to_trust(const std::string& rule);
 
 void to_json(nlohmann::json& j, const VerdictAxis& a);
+void to_json(nlohmann::json& j, const StartCover& c);
 void to_json(nlohmann::json& j, const EffectsVerdict& v);
 
 }  // namespace kvbench::analysis

@@ -8,6 +8,13 @@ std::string baseline_variant(const results::RunManifest& run) {
   return run.scenario.value("gate", nlohmann::json::object()).value("baseline", "");
 }
 
+StartFacts start_facts(const results::RunManifest& run) {
+  StartFacts f;
+  f.one_start = run.server.is_object() && run.server.value("mode", "") == "attached";
+  f.taus = run.start_tau;
+  return f;
+}
+
 RunAnalysis analyze_run(results::RunManifest run, std::vector<CallRecord> calls,
                         std::vector<std::string> warnings,
                         const std::vector<results::AnswerRecord>& answers) {
@@ -19,7 +26,7 @@ RunAnalysis analyze_run(results::RunManifest run, std::vector<CallRecord> calls,
   r.conditions = summarize_conditions(single);
   r.cache = check_cache(single);
   r.counters = check_counters(r.run, r.calls);
-  r.analysis = analyze(single, r.run.seed(), baseline_variant(r.run));
+  r.analysis = analyze(single, r.run.seed(), baseline_variant(r.run), start_facts(r.run));
   r.memory = analyze_memory(r.run);
   r.prefix = prefix_report(single, lesson_figures());
   if (!answers.empty()) {

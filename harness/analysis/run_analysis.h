@@ -36,6 +36,9 @@ struct RunAnalysis {
 // The reference variant of a run's comparison (run.json's scenario gate.baseline); empty when
 // the run has no variants.
 std::string baseline_variant(const results::RunManifest& run);
+// What run.json says of the run's server starts: an attached server is one start; the
+// start-to-start components the run was given (start_tau).
+StartFacts start_facts(const results::RunManifest& run);
 
 // Analyses a run's files once: the single prompts of measured(calls) for the conditions, the
 // cache check, the models (seeded by the scenario's seed, against its baseline variant) and

@@ -7,12 +7,14 @@
 #include "harness/cli/output.h"
 #include "harness/cli/run_report.h"
 #include "harness/cli/server_options.h"
+#include "harness/cli/start_history.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/repeat.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
 #include "harness/servers/sessions.h"
+#include "harness/session/host.h"
 
 namespace kvbench::cli {
 
@@ -28,13 +30,25 @@ struct RepeatCliOptions {
   std::string scenario;
   std::vector<std::string> runs;  // --runs: existing run folders, nothing run
   ServerCliOptions server;
+  std::string history;  // --history: where the start-to-start components are stored
   OutputOptions out;
 };
 
 constexpr int kMaxRepeats = 1000;
 
 report::RepeatRun repeat_run(const std::string& dir, const report::RunReport& r) {
-  return {dir, results::first_scenario_hash(r.run), r.analysis.effects};
+  const auto host = session::host_fingerprint(r.run);
+  report::RepeatRun run;
+  run.dir = dir;
+  run.scenario_hash = results::first_scenario_hash(r.run);
+  run.effects = r.analysis.effects;
+  run.host_class = session::host_class(host);
+  run.server = host.server_version;
+  if (r.run.model.is_object()) {
+    run.model = r.run.model.value("name", r.run.model.value("path", std::string()));
+  }
+  run.attached = analysis::start_facts(r.run).one_start;
+  return run;
 }
 
 // Reads the run folders of --runs: each must be a run of the same scenario (by name).
@@ -103,6 +117,8 @@ int run_repeat(const RepeatCliOptions& o) {
     throw InputError(
         fmt::format("kvbench repeat: N: expected 2 to {} runs, got {}", kMaxRepeats, o.count));
   }
+  const std::string history = start_history(o.history);
+  check_start_history_writable(history);
   std::string name;
   int exit_code = 0;
   const auto runs = o.runs.empty() ? run_repeats(o, name, exit_code) : read_runs(o.runs, name);
@@ -111,6 +127,7 @@ int run_repeat(const RepeatCliOptions& o) {
     return exit_code == 0 ? 1 : exit_code;
   }
   const auto r = report::repeat_report(name, runs);
+  store_start_taus(r, runs, history);
   write_outputs(targets, [&](std::ostream& out, const std::string& format) {
     if (format == "md") {
       report::write_repeat_markdown(out, r);
@@ -145,6 +162,9 @@ void setup_repeat_command(CLI::App& app, int& exit_code) {
   count_opt->excludes(runs_opt);
   scenario_opt->excludes(runs_opt);
   add_server_options(cmd, o->server, "Folder the run folders are created in");
+  add_start_history_option(cmd, o->history,
+                           "Store each effect's start-to-start component (tau) in this history "
+                           "(SQLite file or postgresql:// URL), for `run --history`");
   add_output_options(cmd, o->out, repeat_formats());
   cmd->callback([o, &exit_code] { exit_code = run_repeat(*o); });
 }

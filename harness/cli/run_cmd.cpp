@@ -9,6 +9,7 @@
 #include "harness/cli/output.h"
 #include "harness/cli/run_report.h"
 #include "harness/cli/server_options.h"
+#include "harness/cli/start_history.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
@@ -28,6 +29,7 @@ struct RunCliOptions {
   std::string extend;
   int sets = 1;
   std::string trace_shard;
+  std::string history;  // --history: start-to-start components to borrow
   bool detail = false;
   OutputOptions out;
 };
@@ -59,7 +61,10 @@ int run_run(const RunCliOptions& o) {
   if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
     throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
   }
+  const std::string history = start_history(o.history);
+  check_start_history(history);
   const run::RunSummary summary = run_or_continue(o, ro);
+  give_start_taus(summary.run_dir, history);
   // The terminal's default is brief; a format or file asked for gets the whole of it.
   const bool brief = !o.detail && o.out.format.empty() && o.out.files.empty();
   const auto report = write_run_report(summary.run_dir, targets, brief);
@@ -146,6 +151,10 @@ void setup_run_command(CLI::App& app, int& exit_code) {
                 "Print the whole report (report.md) on stdout, not only what was found and the "
                 "condition table");
   add_server_options(cmd, o->server, "Folder the run folder is created in");
+  add_start_history_option(cmd, o->history,
+                           "Add the start-to-start component `kvbench repeat --history` stored "
+                           "for this machine class, server build and model to effects resting "
+                           "on fewer than 4 server starts");
   add_output_options(cmd, o->out, report::report_formats());
   cmd->callback([o, &exit_code] { exit_code = run_run(*o); });
 }

@@ -57,6 +57,21 @@ CREATE TABLE IF NOT EXISTS session_values (
   ref_num_ctx {int} NOT NULL,
   n {int} NOT NULL);
 {calls}
+CREATE TABLE IF NOT EXISTS start_taus (
+  id {id},
+  measured TEXT NOT NULL,
+  host_class TEXT NOT NULL,
+  server TEXT NOT NULL,
+  model TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  term TEXT NOT NULL,
+  relative {int} NOT NULL,
+  tau {real} NOT NULL,
+  df {real} NOT NULL,
+  runs {int} NOT NULL,
+  starts {real} NOT NULL,
+  scenario_name TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS start_taus_by_key ON start_taus (host_class, server, model);
 CREATE INDEX IF NOT EXISTS sessions_by_scenario ON sessions (scenario_hash, host_class);
 CREATE INDEX IF NOT EXISTS values_by_session ON session_values (session_id);
 CREATE INDEX IF NOT EXISTS calls_by_session ON calls (session_id);
@@ -155,6 +170,8 @@ void History::migrate(int from) {
     migrate_to_3(from);
   }
   add_call_columns();
+  // Version 6: the start_taus table (every statement of the schema creates only what is missing).
+  db_->execute(schema_for(db_->dialect()));
   db_->query("UPDATE meta SET value = $1 WHERE key = 'schema_version'",
              {std::to_string(kSchemaVersion)});
 }

@@ -11,6 +11,7 @@
 
 #include "harness/core/record.h"
 #include "harness/history/sql.h"
+#include "harness/results/start_tau.h"
 #include "harness/session/run_inputs.h"
 #include "harness/session/session.h"
 #include "harness/session/session_info.h"
@@ -20,8 +21,9 @@ namespace kvbench::history {
 // 1: sessions and session_values; 2: sessions.run_labels; 3: host fingerprints, the calls table,
 // the meta table that holds this number; 4: the calls table takes every field of the call field
 // list (history_tokens, conversations and reuse added); 5: and a trace replay's fields
-// (trace_index ... mismatch), and wait_ms where a version 4 history lacked it.
-inline constexpr int kSchemaVersion = 5;
+// (trace_index ... mismatch), and wait_ms where a version 4 history lacked it; 6: start_taus,
+// the start-to-start components `kvbench repeat --history` measured.
+inline constexpr int kSchemaVersion = 6;
 
 enum class Access { read, write };
 
@@ -96,6 +98,15 @@ class History {
       const std::string& scenario_hash) const;
   // The number of stored sessions.
   std::size_t sessions() const;
+
+  // Stores start-to-start components (each with its machine class, server build and model), all
+  // or nothing; `scenario` names what they were measured with.
+  void add_start_taus(const std::vector<results::StartTau>& taus, const std::string& scenario);
+  // The newest component of every effect (metric, term, form) measured on this machine class,
+  // server build and model.
+  std::vector<results::StartTau> start_taus(const std::string& host_class,
+                                            const std::string& server,
+                                            const std::string& model) const;
 
   int schema_version() const { return version_; }
   int migrated_from() const { return migrated_from_; }

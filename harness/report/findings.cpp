@@ -239,6 +239,38 @@ std::string short_finding(const std::string& f) {
   return f.substr(0, second);
 }
 
+// Whether the intervals cover the next server start, and what would where they do not.
+std::string covers_sentence(const RunReport& r, const analysis::StartCover& c) {
+  if (c.this_start == 0 && c.machine == 0) {
+    return "no interval rests on server starts";
+  }
+  const bool attached = analysis::start_facts(r.run).one_start;
+  if (c.this_start > 0) {
+    const std::string what = c.machine == 0 ? "they cover" : "some cover";
+    if (attached) {
+      return what +
+             " this server start only (an attached server is one start; a start-to-start "
+             "component measured on this machine with `kvbench repeat --history H` and given "
+             "with `run --history H` would cover the next)";
+    }
+    return fmt::format(
+        "{} this server start only ({:g} start{} per setting: a start sets its own speed and "
+        "slope; `\"block_repeats\": {}` in the scenario, or `kvbench repeat 10 SCENARIO "
+        "--history H` once and `run --history H`, would cover the machine)",
+        what, c.fewest_starts, c.fewest_starts == 1 ? "" : "s", analysis::kMinBlocksPerLevel);
+  }
+  if (c.borrowed > 0) {
+    return fmt::format(
+        "they cover the next server start on this machine ({} with the start-to-start spread "
+        "measured here before, newest {})",
+        c.borrowed == c.machine ? "each" : "some", c.measured);
+  }
+  return fmt::format(
+      "they cover the next server start on this machine (each rests on {:g} server starts or "
+      "more per setting)",
+      c.fewest_starts);
+}
+
 Finding trust(const RunReport& r) {
   const auto& v = r.analysis.verdict;
   const auto shortfall = shortfalls(r);
@@ -261,6 +293,7 @@ Finding trust(const RunReport& r) {
                       : "the intervals may be too narrow: " +
                             (v.honest.findings.empty() ? std::string("see the verdict")
                                                        : short_finding(v.honest.findings.back())));
+  parts.push_back(covers_sentence(r, v.cover));
   parts.push_back(v.precise.ok ? "every slope's sign is resolved"
                                : "some slopes' signs are not resolved (more rounds narrow "
                                  "them)");

@@ -18,6 +18,8 @@ using Key = std::tuple<std::string, std::string, std::string>;  // metric, term,
 
 struct Gathered {
   bool relative = false;
+  bool this_start = false;
+  double starts = 0;  // summed over the runs
   std::vector<stats::RunEstimate> runs;
   std::vector<double> estimates;
 };
@@ -28,6 +30,12 @@ std::string calibration_words(const RepeatedEffect& e) {
   }
   return fmt::format("{} ({:.2f} {} {:.2f})", e.across.honest() ? "honest" : "too narrow",
                      e.across.scores_birge, e.across.honest() ? "≤" : ">", e.across.bound);
+}
+
+// What the runs' intervals claimed to cover: "machine" or "this start (1 per setting)".
+std::string covers_words(const RepeatedEffect& e) {
+  return e.this_start ? fmt::format("this start ({:.3g} per setting)", e.starts)
+                      : fmt::format("machine ({:.3g} starts)", e.starts);
 }
 
 // "TTFT" for ttft_ms; the key itself for a metric this version does not know.
@@ -87,6 +95,8 @@ RepeatReport repeat_report(const std::string& scenario, const std::vector<Repeat
         order.push_back(key);
       }
       it->second.relative = e.relative;
+      it->second.this_start = it->second.this_start || e.covers != "machine";
+      it->second.starts += e.starts;
       it->second.runs.push_back({e.estimate, e.se, e.df});
       it->second.estimates.push_back(e.estimate);
     }
@@ -111,6 +121,8 @@ RepeatReport repeat_report(const std::string& scenario, const std::vector<Repeat
     std::tie(e.metric, e.term, e.unit) = key;
     e.relative = g.relative;
     e.estimates = g.estimates;
+    e.this_start = g.this_start;
+    e.starts = g.starts / static_cast<double>(g.runs.size());
     e.across = stats::across_runs(g.runs, 0.95, judged_alpha);
     r.effects.push_back(std::move(e));
   }
@@ -128,13 +140,15 @@ Table repeat_table(const RepeatReport& r) {
            {"sd", true},
            {"birge", true},
            {"tau", true},
+           {"covers", false},
            {"calibration", false}});
   for (const auto& e : r.effects) {
     const auto& a = e.across;
     t.add_row({e.metric, e.term, e.unit, std::to_string(a.runs), fmt::format("{:.4g}", a.mean),
                fmt::format("{:.4g}", a.ci.lower), fmt::format("{:.4g}", a.ci.upper),
                fmt::format("{:.3g}", a.sd), fmt::format("{:.3f}", a.birge),
-               fmt::format("{:.3g}", std::sqrt(a.tau2)), calibration_words(e)});
+               fmt::format("{:.3g}", std::sqrt(a.tau2)), e.this_start ? "this_start" : "machine",
+               calibration_words(e)});
   }
   return t;
 }
@@ -157,12 +171,14 @@ void write_repeat_markdown(std::ostream& out, const RepeatReport& r) {
            {"SD", true},
            {"Birge", true},
            {"tau", true},
+           {"covers", false},
            {"calibration", false}});
   for (const auto& e : r.effects) {
     const auto& a = e.across;
     t.add_row({label_of(e.metric) + " " + e.term, e.unit, std::to_string(a.runs), mean_ci(a),
                fmt::format("{:.{}f}", a.sd, decimals(a.sd)), fmt::format("{:.2f}", a.birge),
-               fmt::format("{:.{}f}", std::sqrt(a.tau2), decimals(a.sd)), calibration_words(e)});
+               fmt::format("{:.{}f}", std::sqrt(a.tau2), decimals(a.sd)), covers_words(e),
+               calibration_words(e)});
   }
   t.write_markdown(out);
   out << fmt::format(
@@ -204,6 +220,8 @@ nlohmann::json to_json(const RepeatReport& r) {
                        {"scores_birge", a.scores_birge},
                        {"bound", a.bound},
                        {"alpha", a.alpha},
+                       {"covers", e.this_start ? "this_start" : "machine"},
+                       {"starts", e.starts},
                        {"judged", e.judged()},
                        {"honest", a.honest()}});
   }

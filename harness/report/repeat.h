@@ -24,6 +24,11 @@ struct RepeatRun {
   std::string dir;
   std::string scenario_hash;
   analysis::Effects effects;
+  // The machine class, server build and model its starts belong to; an attached server's run.
+  std::string host_class;
+  std::string server;
+  std::string model;
+  bool attached = false;
 };
 
 struct RepeatedEffect {
@@ -33,6 +38,8 @@ struct RepeatedEffect {
   bool relative = false;
   std::vector<double> estimates;  // in the runs' order, of the runs that gave it
   stats::AcrossRuns across;
+  bool this_start = false;  // some run's interval covered only its own server start
+  double starts = 0;        // server starts per setting it rested on, the mean over the runs
   bool judged() const { return relative; }  // only the forms that travel are calibrated
 };
 

@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 13> kBlockFields = {
     "index",    "replica", "num_ctx", "cache_type", "variant", "slots",       "error",
     "restarts", "url",     "log",     "argv",       "pid",     "memory_notes"};
 
-constexpr std::array<std::string_view, 22> kRunFields = {"schema",
+constexpr std::array<std::string_view, 23> kRunFields = {"schema",
                                                          "manifest_version",
                                                          "kvbench",
                                                          "run_id",
@@ -39,7 +39,8 @@ constexpr std::array<std::string_view, 22> kRunFields = {"schema",
                                                          "extended",
                                                          "summary",
                                                          "precision",
-                                                         "labels"};
+                                                         "labels",
+                                                         "start_tau"};
 
 template <std::size_t N>
 bool known(const std::array<std::string_view, N>& fields, const std::string& key) {
@@ -237,6 +238,9 @@ void to_json(json& j, const RunManifest& m) {
   if (!m.labels.empty()) {
     j["labels"] = m.labels;
   }
+  if (!m.start_tau.empty()) {
+    j["start_tau"] = m.start_tau;
+  }
 }
 
 RunManifest manifest_from_json(const json& j, const std::string& source) {
@@ -299,6 +303,8 @@ RunManifest manifest_from_json(const json& j, const std::string& source) {
     read_or_keep(j, field, m.precision, m.other);
     field = "labels";
     read(j, field, m.labels);
+    field = "start_tau";
+    read(j, field, m.start_tau);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: field \"{}\": {}", source, field, e.what()));
   }

@@ -17,6 +17,7 @@
 #include "harness/results/block_facts.h"
 #include "harness/results/machine_info.h"
 #include "harness/results/run_events.h"
+#include "harness/results/start_tau.h"
 
 namespace kvbench::results {
 
@@ -91,6 +92,9 @@ struct RunManifest {
   std::optional<PrecisionRecord> precision;  // a run with a precision target: its checks
   // The user's own labels (`kvbench run --label k=v`): name to value, in name order.
   std::map<std::string, std::string> labels;
+  // The start-to-start components the run was given (`run --history`): what an effect resting on
+  // too few server starts adds to its interval.
+  std::vector<StartTau> start_tau;
   nlohmann::json other = nlohmann::json::object();  // fields this version does not know
 
   // The model's shape, when run.json records one with the fields the KV arithmetic needs.

@@ -155,6 +155,7 @@ constexpr int kRuns = 1000;
 #endif
 
 struct TermStats {
+  bool over_starts = false;  // clustered by server start (block)
   int runs = 0;
   int covered = 0;
   double sum_error = 0;  // estimate - truth
@@ -174,6 +175,7 @@ std::map<std::string, TermStats> replicate(const Plan& p, std::uint64_t seed) {
         continue;
       }
       auto& s = out[term];
+      s.over_starts = x->cluster_unit == "block";
       ++s.runs;
       s.covered += x->ci.lower <= value && value <= x->ci.upper ? 1 : 0;
       s.sum_error += x->estimate - value;
@@ -196,15 +198,13 @@ TEST(EffectsCoverage, EveryHeadlineIntervalIsHonestUnderEpisodesAndSpikes) {
       if (!kJudged) {
         continue;
       }
-      // Within rounds: 0.924-0.968 measured (Monte Carlo SE 0.007). Over blocks: 0.946-0.990,
-      // conservative where slow stretches outlast a block (20 and 60 calls against blocks of
-      // 18): blocks in the order A B B A share the machine's state with their neighbours, which
-      // cancels in the comparison and which the t over blocks does not count. Wider, never
-      // narrower.
-      const bool over_blocks =
-          term.find('@') != std::string::npos && term.starts_with("cache_type");
+      // Within rounds: 0.924-0.968 measured (Monte Carlo SE 0.007). Over blocks (a level, or a
+      // slope on four server starts per setting): 0.945-0.990, conservative where slow
+      // stretches outlast a block (20 and 60 calls against blocks of 18): blocks in the order
+      // A B B A share the machine's state with their neighbours, which the truth of this run
+      // holds and the t over blocks counts as error. Wider, never narrower.
       EXPECT_GE(coverage, 0.92) << term << " at episodes of " << episode;
-      EXPECT_LE(coverage, over_blocks ? 0.99 : 0.975) << term << " at episodes of " << episode;
+      EXPECT_LE(coverage, s.over_starts ? 0.99 : 0.975) << term << " at episodes of " << episode;
     }
     if (kJudged) {
       // The interaction is planted large: every run finds it and gives the cache type at each

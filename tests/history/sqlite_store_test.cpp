@@ -49,8 +49,9 @@ TEST_F(OlderHistory, ReadingRefusesItNamingTheMigrationAndWritesNothing) {
     History::open(path_, Access::read);
     FAIL() << "an older history was read";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 1; this kvbench reads version 5: run "
-                                         "kvbench history migrate"),
+    EXPECT_NE(std::string(e.what()).find(fmt::format(
+                  "schema version 1; this kvbench reads version {}: run kvbench history migrate",
+                  kSchemaVersion)),
               std::string::npos)
         << e.what();
   }
@@ -66,8 +67,9 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   {
     const auto db = History::open(path_, Access::write);
     EXPECT_EQ(db->migrated_from(), 1);
-    EXPECT_EQ(db->schema_version(), 5);
+    EXPECT_EQ(db->schema_version(), kSchemaVersion);
     EXPECT_EQ(db->fingerprints_recovered(), 1u);
+    EXPECT_TRUE(db->start_taus("any", "server", "model").empty()) << "version 6's table is there";
   }
   const auto db = History::open(path_, Access::read);
   const auto rows = db->rows();
@@ -113,7 +115,7 @@ TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
   {
     const auto db = History::open(path, Access::write);
     EXPECT_EQ(db->migrated_from(), 3);
-    EXPECT_EQ(db->schema_version(), 5);
+    EXPECT_EQ(db->schema_version(), kSchemaVersion);
   }
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
@@ -176,7 +178,7 @@ TEST(SqliteHistory, Version4GainsTheTraceColumnsFilledFromTheRecords) {
   {
     const auto db = History::open(path, Access::write);
     EXPECT_EQ(db->migrated_from(), 4);
-    EXPECT_EQ(db->schema_version(), 5);
+    EXPECT_EQ(db->schema_version(), kSchemaVersion);
   }
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* st = nullptr;

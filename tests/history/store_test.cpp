@@ -142,6 +142,48 @@ TEST_P(HistoryStore, TheSameRunTwiceIsOneSessionAndAChangedOneIsRefused) {
   EXPECT_EQ(db->session(first.id).calls.size(), 17u);
 }
 
+// Start-to-start components: stored under a machine class, server build and model; read back the
+// newest of each effect (metric, term, form) for one of them, nothing for another.
+TEST_P(HistoryStore, StartComponentsReadBackTheNewestOfEachEffect) {
+  const auto tau = [](const std::string& term, bool relative, double value, const char* when) {
+    results::StartTau t;
+    t.metric = "decode_tps";
+    t.term = term;
+    t.relative = relative;
+    t.tau = value;
+    t.df = 9;
+    t.runs = 10;
+    t.starts = 1;
+    t.measured = when;
+    t.host_class = "AMD EPYC, 2 cores, 24 GiB, no GPU, x86_64";
+    t.server = "version: 0.7.0 (build 11669, commit Debian)";
+    t.model = "synthetic:small";
+    return t;
+  };
+  {
+    const auto db = open_write();
+    db->add_start_taus({tau("prompt_ktokens", true, 3.2, "2026-12-05T10:00:00Z"),
+                        tau("prompt_ktokens", false, 40, "2026-12-05T10:00:00Z")},
+                       "quickstart");
+    db->add_start_taus({tau("prompt_ktokens", true, 2.9, "2026-12-05T11:00:00Z")}, "quickstart");
+  }
+  const auto db = open_read();
+  const auto found =
+      db->start_taus("AMD EPYC, 2 cores, 24 GiB, no GPU, x86_64",
+                     "version: 0.7.0 (build 11669, commit Debian)", "synthetic:small");
+  ASSERT_EQ(found.size(), 2U);
+  EXPECT_TRUE(found[0].relative);
+  EXPECT_DOUBLE_EQ(found[0].tau, 2.9) << "the newest";
+  EXPECT_EQ(found[0].measured, "2026-12-05T11:00:00Z");
+  EXPECT_DOUBLE_EQ(found[0].df, 9);
+  EXPECT_EQ(found[0].runs, 10U);
+  EXPECT_FALSE(found[1].relative);
+  EXPECT_DOUBLE_EQ(found[1].tau, 40);
+  EXPECT_TRUE(db->start_taus("AMD EPYC, 2 cores, 24 GiB, no GPU, x86_64",
+                             "version: 0.7.0 (build 11669, commit Debian)", "synthetic:tiny")
+                  .empty());
+}
+
 TEST_P(HistoryStore, AReadOnlyHistoryWritesNothing) {
   open_write()->add(bare("a0", "h1", "A", 1.0));
   const auto db = open_read();
@@ -156,7 +198,8 @@ TEST_P(HistoryStore, ANewerSchemaIsRefused) {
     open_read();
     FAIL() << "a history of schema version 99 was opened";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99, newer than this kvbench knows (5)"),
+    EXPECT_NE(std::string(e.what()).find(fmt::format(
+                  "schema version 99, newer than this kvbench knows ({})", kSchemaVersion)),
               std::string::npos)
         << e.what();
   }

@@ -58,8 +58,11 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   }
   ASSERT_GE(lines.size(), 5U) << r.out;
   EXPECT_EQ(lines[0], "What kvbench found (quickstart):");
-  EXPECT_THAT(lines[1], ::testing::StartsWith("- 18 timed calls to llama-server"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("- 24 timed calls to llama-server"));
+  EXPECT_THAT(lines[1], HasSubstr("in 4 server starts"));
   EXPECT_THAT(lines[2], ::testing::StartsWith("- How far to trust it: "));
+  // Four starts of two rounds: every effect rests on its starts and covers the next one.
+  EXPECT_THAT(lines[2], HasSubstr("they cover the next server start on this machine"));
   EXPECT_THAT(lines[3], ::testing::StartsWith("- Time to first token grows by "));
   ASSERT_GE(kept["findings"].size(), 5U);
   for (const auto& f : kept["findings"]) {
@@ -67,7 +70,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   }
   std::ifstream md_file(run_dir / "report.md");
   const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
-  EXPECT_THAT(md, ::testing::StartsWith("# kvbench run: quickstart\n\n## What was found\n\n- 18 "));
+  EXPECT_THAT(md, ::testing::StartsWith("# kvbench run: quickstart\n\n## What was found\n\n- 24 "));
   EXPECT_THAT(md, HasSubstr("- labels: commit=abc 123, host=ci-7"));
   EXPECT_THAT(md, HasSubstr("### Descriptive statistics"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("### Descriptive statistics")));
@@ -88,7 +91,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(run["model"]["shape"]["n_layer"], 4);
   EXPECT_TRUE(fs::exists(run_dir / "server-block0.log"));
   const auto calls = read_calls(run_dir);
-  ASSERT_EQ(calls.size(), 25U);  // 1 warm-up, 18 timed, 6 probes
+  ASSERT_EQ(calls.size(), 40U);  // per start: 1 warm-up, 6 timed, 3 probes
   std::map<int, std::vector<double>> ttft;
   for (const auto& c : calls) {
     EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
@@ -123,22 +126,28 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_EQ(summary["conditions"], kept["conditions"]) << "the run's own summary.json is the same";
   ASSERT_EQ(summary["conditions"].size(), 3U);
   EXPECT_EQ(summary["conditions"][2]["prompt_tokens"], 2048);
-  EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 18);
-  EXPECT_EQ(summary["prompt_cache"]["predicted"], 18);
+  EXPECT_EQ(summary["prompt_cache"]["matched_expected"], 24);
+  EXPECT_EQ(summary["prompt_cache"]["predicted"], 24);
   EXPECT_EQ(summary["run"]["run_id"], run["run_id"]);
   // The third proof: llama-server's count of processed prompt tokens over the block equals the
   // sum of the calls' prompt_n (the warm-up and the probes included).
-  ASSERT_EQ(summary["server_counters"].size(), 1U);
-  EXPECT_EQ(summary["server_counters"][0]["metric"], "llamacpp:prompt_tokens_total");
-  EXPECT_EQ(summary["server_counters"][0]["agree"], true) << summary["server_counters"].dump();
-  EXPECT_GT(summary["server_counters"][0]["calls"].get<long long>(), 18 * 256);
+  ASSERT_EQ(summary["server_counters"].size(), 4U) << "one per server start";
+  for (const auto& counter : summary["server_counters"]) {
+    EXPECT_EQ(counter["metric"], "llamacpp:prompt_tokens_total");
+    EXPECT_EQ(counter["agree"], true) << summary["server_counters"].dump();
+    EXPECT_GT(counter["calls"].get<long long>(), 6 * 256);
+  }
 
   // Effects with CIs and the fitted drift, for every metric; the probes' own drift beside it.
   EXPECT_THAT(rep.out, HasSubstr("## Effects"));
   EXPECT_THAT(rep.out, HasSubstr("ms per 1,000 prompt tokens"));
   EXPECT_THAT(rep.out, HasSubstr("per minute"));
   const auto& analysis = summary["analysis"];
-  EXPECT_EQ(analysis["timed_ok"], 18);
+  EXPECT_EQ(analysis["timed_ok"], 24);
+  for (const auto& e : analysis["effects"]) {
+    EXPECT_EQ(e["covers"], "machine") << e.dump();
+    EXPECT_EQ(e["starts"], 4.0) << e.dump();
+  }
   ASSERT_EQ(analysis["models"].size(), 4U);
   for (const auto& m : analysis["models"]) {
     const auto& coefs = m["fit"]["linear"]["coefficients"];
@@ -150,7 +159,7 @@ TEST(EndToEnd, QuickstartRunsColdAndTtftGrowsWithPromptLength) {
   EXPECT_GT(analysis["models"][0]["fit"]["linear"]["coefficients"][1]["ci"]["lower"].get<double>(),
             0.0);
   ASSERT_EQ(analysis["probes"].size(), 4U);
-  EXPECT_EQ(analysis["probes"][0]["values"].size(), 6U);
+  EXPECT_EQ(analysis["probes"][0]["values"].size(), 12U);  // three in each of four starts
   // The same files give the same numbers: the report is a pure function of the run folder.
   const auto again =
       run_kvbench({"report", run_dir.string(), "--json", (results / "summary2.json").string()});

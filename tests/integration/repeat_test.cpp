@@ -72,6 +72,64 @@ TEST(RepeatOnServer, RunsTheScenarioNTimesAndGivesEachEffectOverTheRuns) {
   EXPECT_EQ(nlohmann::json::parse(again.out), j);
 }
 
+// One server start per run: `repeat --history` stores each one-start effect's run-to-run
+// component for this machine class, server build and model; a later run given the history
+// (--history, or KVBENCH_HISTORY) records it in run.json and its one-start effects add it and
+// claim the machine; without it they cover this start only.
+TEST(RepeatOnServer, StoresTheStartToStartComponentThatALaterRunBorrows) {
+  const fs::path dir = fresh_dir("repeat-tau");
+  const std::string scenario = write_file(dir, "s.json", R"({"name": "repeat-tau",
+    "server": {"model": "synthetic:tiny", "threads": 1},
+    "factors": {"prompt_tokens": [64, 256]}, "repeats": 3, "max_tokens": 8, "seed": 5})");
+  const std::string history = (dir / "h.sqlite").string();
+  const auto r = run_kvbench({"repeat", "3", scenario, "--results", (dir / "r").string(),
+                              "--history", history, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("start-to-start: stored"));
+  for (const auto& e : nlohmann::json::parse(r.out).at("effects")) {
+    EXPECT_EQ(e.at("covers"), "this_start") << e.dump();
+  }
+
+  const auto find_slope = [](const fs::path& run_dir) {
+    const auto summary = read_json(run_dir / "summary.json");
+    for (const auto& e : summary.at("analysis").at("effects")) {
+      if (e.at("metric") == "ttft_ms" && e.at("term") == "prompt_ktokens" &&
+          e.at("relative").get<bool>()) {
+        return e;
+      }
+    }
+    return nlohmann::json();
+  };
+  const auto alone = run_kvbench({"run", scenario, "--results", (dir / "alone").string(), "-q"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto alone_dir = only_run_dir(dir / "alone");
+  EXPECT_FALSE(read_json(alone_dir / "run.json").contains("start_tau"));
+  EXPECT_EQ(find_slope(alone_dir).at("covers"), "this_start");
+  EXPECT_THAT(alone.out, ::testing::HasSubstr("cover this server start only"));
+
+  const auto lent = run_kvbench({"run", scenario, "--results", (dir / "lent").string(), "-q"}, 600,
+                                {{"KVBENCH_HISTORY", history}});
+  ASSERT_EQ(lent.exit_code, 0) << lent.err;
+  const auto lent_dir = only_run_dir(dir / "lent");
+  const auto taus = read_json(lent_dir / "run.json").at("start_tau");
+  ASSERT_FALSE(taus.empty());
+  EXPECT_EQ(taus.at(0).at("df"), 2.0) << "three runs";
+  const auto slope = find_slope(lent_dir);
+  EXPECT_EQ(slope.at("covers"), "machine") << slope.dump();
+  ASSERT_TRUE(slope.contains("start_tau")) << slope.dump();
+  EXPECT_EQ(slope.at("start_tau").at("runs"), 3);
+  EXPECT_THAT(lent.out, ::testing::HasSubstr("measured here before"));
+  // The report reads the component from run.json alone: the same without the history.
+  const auto again = run_kvbench({"report", lent_dir.string(), "--format", "json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  bool same = false;
+  const auto reported = nlohmann::json::parse(again.out);
+  for (const auto& e : reported.at("analysis").at("effects")) {
+    same = same || (e == slope);
+  }
+  EXPECT_TRUE(same);
+}
+
 TEST(RepeatOnServer, RefusesFewerThanTwoRunsBeforeStartingAnything) {
   const fs::path dir = fresh_dir("repeat-one");
   const std::string scenario = write_file(dir, "s.json", R"({"name": "one",
