@@ -124,9 +124,11 @@ struct StartFacts {
 Effects estimate_effects(const std::vector<const CallRecord*>& timed,
                          const std::string& reference_variant, const StartFacts& starts = {});
 
-// Sets each effect's `covers`; where an effect covers only this start and `starts.taus` holds a
-// component for it, adds that (its variance scaled by the starts it was measured over against
-// this effect's), with Satterthwaite's degrees of freedom, and it covers the machine.
+// Sets each effect's `covers`; where `starts.taus` holds a run-to-run component for an effect,
+// adds it (its variance scaled by the starts per setting it was measured over against this
+// effect's), with Satterthwaite's degrees of freedom, and the effect covers the machine: on too
+// few starts it lacks the start-to-start part, and on any number of starts a run of seconds lacks
+// what the machine's state does over minutes.
 void cover_starts(std::vector<Effect>& effects, const StartFacts& starts);
 
 void to_json(nlohmann::json& j, const Effect& e);

@@ -120,9 +120,9 @@ void store_start_taus(const report::RepeatReport& r, const std::vector<report::R
   const std::string now = utc_now_rfc3339();
   std::vector<results::StartTau> taus;
   for (const auto& e : r.effects) {
-    // Effects that rest on starts already hold the component; only the ones that cover one
-    // start leave it out, and it is theirs to borrow.
-    if (!e.this_start || e.estimates.size() < 3 || !std::isfinite(e.across.tau2)) {
+    // What the runs' own intervals left out: the start-to-start part where they rested on too
+    // few starts, and on any number of starts what the machine did between the runs.
+    if (e.estimates.size() < 3 || !std::isfinite(e.across.tau2)) {
       continue;
     }
     results::StartTau t;
@@ -141,8 +141,7 @@ void store_start_taus(const report::RepeatReport& r, const std::vector<report::R
   }
   if (taus.empty()) {
     fmt::print(stderr,
-               "start-to-start: nothing stored in {}: every effect already rests on its server "
-               "starts (or was given by fewer than 3 runs)\n",
+               "start-to-start: nothing stored in {}: no effect was given by 3 runs or more\n",
                history);
     return;
   }

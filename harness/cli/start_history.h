@@ -30,9 +30,9 @@ void check_start_history_writable(const std::string& history);
 // stderr what it gave.
 void give_start_taus(const std::filesystem::path& run_dir, const std::string& history);
 
-// Stores each effect's run-to-run component of a repeat whose runs each started their own
-// servers on one machine class, server build and model, where the runs' intervals covered only
-// their own starts. Says on stderr what it stored, or why nothing.
+// Stores each effect's run-to-run component (tau) of a repeat whose runs each started their own
+// servers on one machine class, server build and model, with the starts per setting it rested
+// on. Says on stderr what it stored, or why nothing.
 void store_start_taus(const report::RepeatReport& r, const std::vector<report::RepeatRun>& runs,
                       const std::string& history);
 

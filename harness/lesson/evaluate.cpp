@@ -264,7 +264,7 @@ void add_check(LabOutcome& out, const std::string& id, CheckResult result) {
       claim = text;
     }
   }
-  out.checks.push_back(Check{id, out.lab, claim, std::move(result)});
+  out.checks.push_back(Check{id, out.lab, claim, std::move(result), ""});
 }
 
 LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
@@ -275,7 +275,31 @@ LabOutcome lab_not_run(const std::string& lab, const std::string& why) {
   return out;
 }
 
+namespace {
+
+// The memory checks compare logged sizes with the KV arithmetic, which every start repeats; the
+// others time calls, which cover the machine only where the run's effects rest on its starts.
+LabOutcome with_covers(LabOutcome out, const analysis::RunAnalysis& run) {
+  const auto& c = run.analysis.verdict.cover;
+  const bool timings_cover_machine = c.machine > 0 && c.this_start == 0;
+  for (auto& check : out.checks) {
+    const bool arithmetic = check.id == "memory_slope" || check.id == "cache_ratio";
+    check.covers = arithmetic || timings_cover_machine ? "machine" : "this_start";
+  }
+  return out;
+}
+
+LabOutcome evaluate_lab_run(const std::string& lab, const analysis::RunAnalysis& run);
+
+}  // namespace
+
 LabOutcome evaluate_lab(const std::string& lab, const analysis::RunAnalysis& run) {
+  return with_covers(evaluate_lab_run(lab, run), run);
+}
+
+namespace {
+
+LabOutcome evaluate_lab_run(const std::string& lab, const analysis::RunAnalysis& run) {
   if (lab == "prompt-length") {
     return evaluate_prompt_length(run);
   }
@@ -293,5 +317,7 @@ LabOutcome evaluate_lab(const std::string& lab, const analysis::RunAnalysis& run
   }
   throw Error(fmt::format("unknown lesson lab '{}'", lab));
 }
+
+}  // namespace
 
 }  // namespace kvbench::lesson

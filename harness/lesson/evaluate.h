@@ -20,6 +20,10 @@ struct Check {
   std::string lab;    // "prompt-length"
   std::string claim;  // the lesson's claim in words
   CheckResult result;
+  // What the check's numbers cover: "machine" (the KV arithmetic, the same on every server
+  // start; or timings resting on four starts or more per setting) or "this_start" (timings of
+  // the lab's server starts, which another start may move).
+  std::string covers;
 };
 
 struct LabOutcome {

@@ -32,6 +32,7 @@ nlohmann::json lab_json(const LabRun& r, const nlohmann::json& figures,
                       {"claim", c.claim},
                       {"verdict", verdict},
                       {"tolerance", c.result.tolerance},
+                      {"covers", c.covers},
                       {"why", c.result.why}});
   }
   return {{"id", r.lab.id},
@@ -117,7 +118,12 @@ void write_report_markdown(std::ostream& out, const nlohmann::json& report) {
       out << fmt::format("- **{}**: {}. {}.", c.value("verdict", ""), c.value("claim", ""),
                          c.value("why", ""));
       const auto tol = c.value("tolerance", "");
-      out << (tol.empty() ? std::string("\n") : fmt::format(" Tolerance: {}.\n", tol));
+      out << (tol.empty() ? std::string() : fmt::format(" Tolerance: {}.", tol));
+      const auto covers = c.value("covers", "");
+      out << (covers == "machine"      ? " Covers the machine.\n"
+              : covers == "this_start" ? " Covers this run's server starts only (another start "
+                                         "may move its timings).\n"
+                                       : "\n");
     }
     for (const auto& n : lab["notes"]) {
       out << fmt::format("- note: {}\n", n.get<std::string>());

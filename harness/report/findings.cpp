@@ -17,11 +17,11 @@ using analysis::Effect;
 
 std::string grouped(long long v) {
   const std::string digits = kvbench::grouped(static_cast<std::uint64_t>(v < 0 ? -v : v));
-  return v < 0 ? "-" + digits : digits;
+  return fmt::format("{}{}", v < 0 ? "-" : "", digits);
 }
 
 std::string signed_number(double v) {
-  return (v > 0 ? "+" : "") + finding_number(v);
+  return fmt::format("{}{}", v > 0 ? "+" : "", finding_number(v));
 }
 
 // "[a, b]" of an interval, in the findings' numbers.
@@ -280,9 +280,16 @@ Finding trust(const RunReport& r) {
   }
   if (!v.present) {
     if (text.empty()) {
-      text =
-          "no effect was estimated (too few timed calls or settings): the tables describe "
-          "this run only.";
+      // A conversation or a trace keeps one server start per setting: its point is the
+      // server's cache across its calls.
+      text = r.workload.key == "sweep" || r.workload.key.empty()
+                 ? "no effect was estimated (too few timed calls or settings): the tables "
+                   "describe this run only."
+                 : fmt::format(
+                       "no effect was estimated: the tables describe this run only, and its one "
+                       "server start per setting (a {} keeps its server for all its calls: its "
+                       "point is the server's cache across them).",
+                       r.workload.key);
     }
     return {"trust", "How far to trust it: " + text};
   }

@@ -107,7 +107,7 @@ std::optional<Finding> edit_finding(const RunReport& r) {
     std::string part =
         fmt::format("{} at edit position {}", finding_number(*p.prompt_ms_ratio), p.edit_position);
     if (p.prompt_ms_ci) {
-      part += " " + bracket(p.prompt_ms_ci->lower, p.prompt_ms_ci->upper);
+      part += fmt::format(" {}", bracket(p.prompt_ms_ci->lower, p.prompt_ms_ci->upper));
     }
     parts.push_back(part);
   }

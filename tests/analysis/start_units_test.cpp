@@ -104,6 +104,7 @@ struct Coverage {
   int runs = 0;
   int covered = 0;
   int claims_machine = 0;
+  int state_findings = 0;  // runs whose structure axis says the slow state costs more per token
   std::vector<double> half_widths;  // on the log scale
   double rate() const { return static_cast<double>(covered) / runs; }
   double median_half_width() {
@@ -129,6 +130,13 @@ Coverage replicate_design(const Design& d, int runs, std::uint64_t seed,
     if (const Effect* s = slope_of(e)) {
       count(c, *s);
     }
+    const auto v = judge_effects(e);
+    c.state_findings +=
+        std::any_of(
+            v.structure.findings.begin(), v.structure.findings.end(),
+            [](const auto& f) { return f.find("per prompt token differs between fast") != f.npos; })
+            ? 1
+            : 0;
   }
   return c;
 }
@@ -143,12 +151,15 @@ TEST(StartUnits, FourStartsCoverTheMachine) {
     auto c = replicate_design(d, kRuns, 48000 + static_cast<std::uint64_t>(episode));
     std::cout << fmt::format(
         "[ monte carlo ] 4 starts x 2 rounds, episodes of {} calls: coverage {:.3f} of the "
-        "machine's slope, median half-width {:.4f} (log)\n",
-        episode, c.rate(), c.median_half_width());
+        "machine's slope, median half-width {:.4f} (log); a slow state costing more per token "
+        "(none planted) found in {:.3f}\n",
+        episode, c.rate(), c.median_half_width(), static_cast<double>(c.state_findings) / c.runs);
     EXPECT_EQ(c.claims_machine, c.runs);
     if (test::kJudgeRates) {
+      // Judged at 5 %: measured 0.070-0.080 (two rounds a start leave its levels few).
+      EXPECT_LT(static_cast<double>(c.state_findings) / c.runs, 0.10) << episode;
       EXPECT_GE(c.rate(), 0.93) << "episodes of " << episode;
-      EXPECT_LE(c.rate(), 0.97) << "episodes of " << episode;
+      EXPECT_LE(c.rate(), 0.975) << "episodes of " << episode;
     }
   }
 }
@@ -236,14 +247,20 @@ TEST(StartUnits, AStoredComponentAddsItsVariance) {
   EXPECT_LT(relative[0].ci.lower, -25);
   EXPECT_GT(relative[0].ci.upper, -25);
 
-  // An effect on four starts or more keeps its interval: it holds the component already.
+  // An effect on four starts covers the machine by itself; a component adds what runs of
+  // seconds leave out, its variance scaled by the starts: 2 against 4 halves it.
   std::vector<Effect> on_starts{e};
   on_starts[0].cluster_unit = "block";
   on_starts[0].starts = 4;
-  cover_starts(on_starts, facts);
+  cover_starts(on_starts, StartFacts{});
   EXPECT_EQ(on_starts[0].covers, "machine");
   EXPECT_FALSE(on_starts[0].start_tau.has_value());
-  EXPECT_EQ(on_starts[0].se, 1.5);
+  t.relative = false;
+  facts.taus = {t};
+  cover_starts(on_starts, facts);
+  EXPECT_EQ(on_starts[0].covers, "machine");
+  ASSERT_TRUE(on_starts[0].start_tau.has_value());
+  EXPECT_NEAR(on_starts[0].se, std::sqrt(1.5 * 1.5 + 4.0 * 0.5), 1e-12);
 }
 
 // The start-to-start component measured as `kvbench repeat` measures it (DerSimonian-Laird over
