@@ -1,5 +1,6 @@
 #include "harness/core/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,16 @@ std::string errno_text() {
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    temp_path_ = path_.string();
+    in_place_ = true;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      throw Error(fmt::format("cannot write '{}': {}", path_.string(), errno_text()));
+    }
+    return;
+  }
   temp_path_ = path_.string() + ".tmp-XXXXXX";
   fd_ = ::mkstemp(temp_path_.data());
   if (fd_ < 0) {
@@ -34,7 +45,9 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) {
     ::close(fd_);
-    ::unlink(temp_path_.c_str());
+    if (!in_place_) {
+      ::unlink(temp_path_.c_str());
+    }
   }
 }
 
@@ -62,6 +75,14 @@ void AtomicFileWriter::write_zeros(std::uint64_t n) {
 }
 
 void AtomicFileWriter::commit() {
+  if (in_place_) {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) {
+      throw Error(fmt::format("cannot close '{}': {}", path_.string(), errno_text()));
+    }
+    return;
+  }
   if (::fsync(fd_) != 0) {
     throw Error(fmt::format("cannot flush '{}': {}", temp_path_, errno_text()));
   }

@@ -12,7 +12,9 @@ namespace kvbench {
 
 // Writes a file through a temporary file next to it, renamed into place by commit(). Destroyed
 // without commit() (an exception on the way), it removes the temporary file: the target path never
-// holds a partly written file. Errors throw kvbench::Error naming the path.
+// holds a partly written file. A target that exists and is no regular file or folder (/dev/null, a
+// pipe, a terminal) is written in place: a rename would replace the device with a file. Errors
+// throw kvbench::Error naming the path.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::filesystem::path path);
@@ -36,6 +38,7 @@ class AtomicFileWriter {
   std::filesystem::path path_;
   std::string temp_path_;
   int fd_ = -1;
+  bool in_place_ = false;  // a device or pipe: written directly, nothing to rename
   std::uint64_t size_ = 0;
 };
 
