@@ -46,7 +46,7 @@ void keep_trust_rules(GateEntry& e) {
 std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::MetricModel& model,
                                             const analysis::Metric& metric,
                                             const std::vector<CallRecord>& subset,
-                                            const std::string& baseline) {
+                                            const std::string& baseline, int unit_blocks) {
   const stats::Better better = metric.better;
   e.n = model.n;
   e.validity = model.log_validity;  // the gate judges the log model
@@ -80,7 +80,7 @@ std::optional<stats::GateMetric> gate_input(GateEntry& e, const analysis::Metric
     }
   }
   e.se_calls = c->se;
-  e.block = block_effect(rows, model.fit->log, effects, baseline, e.candidate);
+  e.block = block_effect(rows, model.fit->log, effects, baseline, e.candidate, unit_blocks);
   keep_trust_rules(e);
   if (!e.block) {
     e.reason = "too few blocks (server starts) per variant to judge the variant across blocks";
@@ -166,7 +166,8 @@ RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfi
       e.candidate = v;
       e.margin = gm.margin;
       auto in = model == a.models.end() ? std::optional<stats::GateMetric>{}
-                                        : gate_input(e, *model, metric, subset, g.baseline);
+                                        : gate_input(e, *model, metric, subset, g.baseline,
+                                                     2 * static_cast<int>(g.variants.size()));
       if (model == a.models.end()) {
         e.reason = "no timed call matches the condition";
       }
@@ -201,7 +202,8 @@ void to_json(nlohmann::json& j, const GateEntry& e) {
     j["blocks"] = {{"count", e.block->blocks},
                    {"estimate", e.block->estimate},
                    {"se", e.block->se},
-                   {"df", e.block->df}};
+                   {"df", e.block->df},
+                   {"units", e.block->units}};
   }
   if (e.result) {
     j["result"] = *e.result;

@@ -14,8 +14,10 @@ std::string verdict_text(stats::Verdict v) {
   return nlohmann::json(v).get<std::string>();
 }
 
-// The units: calls, and the server starts (blocks) whose spread the degrees of freedom rest on.
-std::string interleaved_numbers(const stats::GateResult& r, std::size_t n, std::size_t blocks) {
+// The units: calls, and the server starts (blocks) whose spread within their counterbalanced
+// units (A B B A) the degrees of freedom rest on.
+std::string interleaved_numbers(const stats::GateResult& r, std::size_t n, std::size_t blocks,
+                                std::size_t units) {
   const bool higher = r.better == stats::Better::higher;
   const double change = std::expm1(higher ? -r.slowdown : r.slowdown);
   const double change_lo = std::expm1(higher ? -r.upper : r.lower);
@@ -24,9 +26,10 @@ std::string interleaved_numbers(const stats::GateResult& r, std::size_t n, std::
       r.holm_alpha > 0.0 ? fmt::format("Holm α={:.4g}", r.holm_alpha) : "Holm: not reached";
   return fmt::format(
       "change {:+.1f} % [{:+.1f}, {:+.1f}] ({:.0f} % CI); slowdown [{:+.1f}, {:+.1f}] % vs margin "
-      "{:.1f} % (n={} calls in {} server starts, df={:.0f}, {})",
+      "{:.1f} % (n={} calls in {} server starts{}, df={:.0f}, {})",
       100 * change, 100 * change_lo, 100 * change_hi, 100 * (1 - 2 * r.alpha),
-      100 * r.slowdown_lower, 100 * r.slowdown_upper, 100 * r.margin, n, blocks, r.df, holm);
+      100 * r.slowdown_lower, 100 * r.slowdown_upper, 100 * r.margin, n, blocks,
+      units > 1 ? fmt::format(" in {} counterbalanced groups", units) : "", r.df, holm);
 }
 
 const char* junit_status(stats::Verdict v) {
@@ -44,7 +47,8 @@ std::vector<ReportRow> report_rows(const RunGate& g) {
     row.comparison = e.candidate + " vs " + g.baseline;
     row.verdict = e.verdict;
     row.numbers = e.result
-                      ? interleaved_numbers(*e.result, e.n, e.block ? e.block->blocks : 0)
+                      ? interleaved_numbers(*e.result, e.n, e.block ? e.block->blocks : 0,
+                                            e.block ? e.block->units : 0)
                       : fmt::format("no estimate (n={}, margin {:.1f} %)", e.n, 100 * e.margin);
     row.reason = e.reason;
     if (e.verdict == stats::Verdict::fail && !e.validity.empty()) {

@@ -100,6 +100,26 @@ TEST(GateMonteCarlo, ServerStartsThatDifferRaiseNoFalseAlarms) {
   EXPECT_LE(t.rate(t.ttft, Verdict::fail), 0.05 + 0.02);
 }
 
+// The machine's state of a few minutes (8 % between sets, shared by a set's server starts, as
+// on a 2-core VM whose run-to-run spread outgrew its start-to-start one): compared within each
+// A B B A, the variants raise no more false alarms, and a decode regression of twice a 10 %
+// margin still fails in at least 8 runs of 10 within the default budget.
+TEST(GateMonteCarlo, MachineStateSharedByASetNeitherAlarmsNorHidesARegression) {
+  sim::RunShape shape;
+  shape.set_cv = 0.08;
+  shape.ttft_cv = 0.04;
+  const auto same = simulate(shape, 15000);
+  EXPECT_LE(same.rate(same.decode, Verdict::fail), 0.05 + 0.02);
+  EXPECT_LE(same.rate(same.ttft, Verdict::fail), 0.05 + 0.02);
+  scenario::GateConfig ten;
+  for (auto& m : ten.metrics) {
+    m.margin = 0.10;
+  }
+  shape.decode_ratio["cand"] = 1 / 1.20;
+  const auto slower = simulate(shape, 16000, ten);
+  EXPECT_GE(slower.rate(slower.decode, Verdict::fail), 0.8);
+}
+
 // The FAIL test at its boundary: identical variants against zero margins, where each look's
 // one-sided test rejects at its level. Up to 4 looks (the default max_sets) at α each would add
 // their chances; spent over the looks (α / 4 at each), the run's false FAILs stay at α (300 runs,

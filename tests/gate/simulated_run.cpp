@@ -46,9 +46,12 @@ void append_set(std::vector<CallRecord>& calls, const RunShape& shape, Rng& rng)
   boost::random::normal_distribution<double> z(0.0, 1.0);
   double t_s = calls.empty() ? 0.0 : calls.back().t_start_s + shape.restart_gap_s;
   int block = calls.empty() ? 0 : calls.back().block + 1;
+  // Drawn only when asked for, so runs without it keep their draws.
+  const double set_decode = shape.set_cv > 0.0 ? shape.set_cv * z(rng) : 0.0;
+  const double set_ttft = shape.set_cv > 0.0 ? shape.set_cv * z(rng) : 0.0;
   for (const auto& variant : set_order(shape.variants)) {
-    const double block_decode = shape.block_cv * z(rng);
-    const double block_ttft = shape.block_cv * z(rng);
+    const double block_decode = set_decode + shape.block_cv * z(rng);
+    const double block_ttft = set_ttft + shape.block_cv * z(rng);
     CallRecord warm = make_call(shape, variant, block, static_cast<int>(calls.size()), t_s,
                                 shape.prompt_tokens.front(), 0.0, 0.0);
     warm.kind = kvbench::CallKind::warmup;

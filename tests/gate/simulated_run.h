@@ -2,7 +2,8 @@
 // Simulated call records of an interleaved variant run, for the gate tests: counterbalanced
 // blocks (A B B A per set; A B C C B A with three variants), one warm-up call per block, then
 // `repeats` rounds of every prompt length in shuffled order, with a saturating drift, a small
-// per-block offset (the server restart) and log-normal noise per call.
+// per-block offset (the server restart), an optional per-set offset (the machine's state while
+// the set runs) and log-normal noise per call.
 
 #include <cstdint>
 #include <map>
@@ -23,6 +24,7 @@ struct RunShape {
   double decode_cv = 0.04;  // per-call noise, as a fraction
   double ttft_cv = 0.07;
   double block_cv = 0.01;       // per-block offset of both metrics
+  double set_cv = 0.0;          // per-set offset of both: the machine's state of those minutes
   double drift = 0.05;          // decode falls, TTFT rises, up to this fraction (saturating)
   double drift_tau_min = 5.0;   // time constant of the drift
   double call_spacing_s = 4.0;  // between calls
