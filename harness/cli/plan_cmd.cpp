@@ -6,7 +6,10 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
+#include "harness/cli/scenario_flags.h"
+#include "harness/core/error.h"
 #include "harness/plan/plan.h"
+#include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::cli {
@@ -14,19 +17,41 @@ namespace kvbench::cli {
 void setup_plan_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string scenario;
+    scenario::ScenarioEdits edits;
+    std::string url;
+    std::string scenario_out;
     OutputOptions out;
   };
   auto o = std::make_shared<Options>();
   auto* cmd =
       app.add_subcommand("plan", "Print the expanded, shuffled plan without calling anything");
-  cmd->add_option("scenario", o->scenario, "Scenario file, or the name of a bundled one")
-      ->type_name("FILE")
-      ->required();
+  cmd->add_option("scenario", o->scenario,
+                  "Scenario file, or the name of a bundled one (without one, the quick start "
+                  "edited by the flags)")
+      ->type_name("FILE");
+  add_scenario_flags(cmd, o->edits);
+  cmd->add_option("--url", o->url,
+                  "Plan for a server already running there (one start; nothing is contacted)")
+      ->type_name("URL");
+  cmd->add_option("--scenario-out", o->scenario_out,
+                  "Write the scenario the flags made (resolved) to FILE")
+      ->type_name("FILE");
   add_output_options(cmd, o->out, {"md", "json"});
   add_format_alias(cmd, o->out, "--json", "json", "Print the plan as JSON");
   cmd->callback([o, &exit_code] {
     const auto targets = resolve_outputs(o->out, {"md", "json"}, "plan");
-    const auto s = scenario::load_scenario(scenario_argument(o->scenario));
+    if (o->scenario.empty() && !o->edits.any() && o->url.empty()) {
+      throw InputError(
+          "kvbench plan: give a scenario file, or flags that edit the quick start "
+          "(--prompt-tokens 256,1024, ...)");
+    }
+    run::RunOptions ro;
+    ro.url = o->url;
+    const auto s =
+        run::with_overrides(scenario_with_flags(o->scenario, o->edits, !o->url.empty()), ro);
+    if (!o->scenario_out.empty()) {
+      write_scenario_out(o->scenario_out, s);
+    }
     const auto p = plan::make_plan(s);
     write_outputs(targets, [&](std::ostream& out, const std::string& format) {
       if (format == "json") {

@@ -1,11 +1,13 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
 #include "harness/cli/run_report.h"
+#include "harness/cli/scenario_flags.h"
 #include "harness/cli/server_options.h"
 #include "harness/cli/start_history.h"
 #include "harness/core/error.h"
@@ -31,6 +33,7 @@ struct RepeatCliOptions {
   std::vector<std::string> runs;  // --runs: existing run folders, nothing run
   ServerCliOptions server;
   std::string history;  // --history: where the start-to-start components are stored
+  scenario::ScenarioEdits edits;
   OutputOptions out;
 };
 
@@ -81,7 +84,8 @@ std::vector<report::RepeatRun> read_runs(const std::vector<std::string>& dirs, s
 std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::string& name,
                                            int& exit_code) {
   const run::RunOptions ro = to_run_options(o.server);
-  const auto s = run::with_overrides(scenario::load_scenario(scenario_argument(o.scenario)), ro);
+  const auto s =
+      run::with_overrides(scenario_with_flags(o.scenario, o.edits, !o.server.url.empty()), ro);
   results::check_writable_folder(ro.results_root, "--results");
   process::install_signal_handlers();
   name = s.name;
@@ -107,8 +111,15 @@ std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::strin
 
 int run_repeat(const RepeatCliOptions& o) {
   const auto targets = resolve_outputs(o.out, repeat_formats(), "repeat");
-  if (o.runs.empty() == o.scenario.empty()) {
-    throw InputError("kvbench repeat: give N and a scenario file, or --runs RUN_DIR RUN_DIR ...");
+  const bool made = o.edits.any() || !o.server.url.empty();  // the quick start, edited
+  if (o.runs.empty() == (o.scenario.empty() && !made)) {
+    throw InputError(
+        "kvbench repeat: give N and a scenario file (or flags that edit the quick "
+        "start), or --runs RUN_DIR RUN_DIR ...");
+  }
+  if (!o.runs.empty() && o.edits.any()) {
+    throw InputError(fmt::format("kvbench repeat --runs: {} edit a scenario; --runs runs nothing",
+                                 fmt::join(o.edits.flags(), ", ")));
   }
   if (!o.runs.empty() && o.runs.size() < 2) {
     throw InputError("kvbench repeat --runs: expected 2 run folders or more");
@@ -162,6 +173,7 @@ void setup_repeat_command(CLI::App& app, int& exit_code) {
   count_opt->excludes(runs_opt);
   scenario_opt->excludes(runs_opt);
   add_server_options(cmd, o->server, "Folder the run folders are created in");
+  add_scenario_flags(cmd, o->edits);
   add_start_history_option(cmd, o->history,
                            "Store each effect's start-to-start component (tau) in this history "
                            "(SQLite file or postgresql:// URL), for `run --history`");

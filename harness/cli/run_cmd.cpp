@@ -3,11 +3,13 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
 #include "harness/cli/run_report.h"
+#include "harness/cli/scenario_flags.h"
 #include "harness/cli/server_options.h"
 #include "harness/cli/start_history.h"
 #include "harness/core/atomic_file.h"
@@ -30,12 +32,21 @@ struct RunCliOptions {
   int sets = 1;
   std::string trace_shard;
   std::string history;  // --history: start-to-start components to borrow
+  scenario::ScenarioEdits edits;
+  std::string scenario_out;  // --scenario-out: the scenario the flags made
   bool detail = false;
   OutputOptions out;
 };
 
 // Runs the scenario, or completes (--resume) or extends (--extend) a run folder.
 run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& ro) {
+  if ((o.edits.any() || !o.scenario_out.empty()) && (!o.resume.empty() || !o.extend.empty())) {
+    throw InputError(fmt::format("kvbench run: {} edit a scenario: a run folder ({}) keeps its own",
+                                 o.scenario_out.empty()
+                                     ? fmt::format("{}", fmt::join(o.edits.flags(), ", "))
+                                     : "--scenario-out",
+                                 o.resume.empty() ? "--extend" : "--resume"));
+  }
   if (!o.extend.empty()) {
     results::check_writable_folder(o.extend, "--extend");
     process::install_signal_handlers();
@@ -46,7 +57,11 @@ run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& r
     process::install_signal_handlers();
     return servers::resume_run(o.resume, ro);
   }
-  const auto s = run::with_overrides(scenario::load_scenario(scenario_argument(o.scenario)), ro);
+  const auto s =
+      run::with_overrides(scenario_with_flags(o.scenario, o.edits, !o.server.url.empty()), ro);
+  if (!o.scenario_out.empty()) {
+    write_scenario_out(o.scenario_out, s);
+  }
   results::check_writable_folder(ro.results_root, "--results");
   process::install_signal_handlers();
   return servers::run_scenario(s, ro);
@@ -58,8 +73,11 @@ int run_run(const RunCliOptions& o) {
   const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
   run::RunOptions ro = to_run_options(o.server);
   ro.trace_shard = o.trace_shard;
-  if (o.scenario.empty() && o.resume.empty() && o.extend.empty()) {
-    throw InputError("kvbench run: give a scenario file, --resume RUN_DIR or --extend RUN_DIR");
+  if (o.scenario.empty() && o.resume.empty() && o.extend.empty() && !o.edits.any() &&
+      o.server.url.empty()) {
+    throw InputError(
+        "kvbench run: give a scenario file, flags that edit the quick start (--prompt-tokens "
+        "256,1024, ...), --url URL, --resume RUN_DIR or --extend RUN_DIR");
   }
   const std::string history = start_history(o.history);
   check_start_history(history);
@@ -151,6 +169,10 @@ void setup_run_command(CLI::App& app, int& exit_code) {
                 "Print the whole report (report.md) on stdout, not only what was found and the "
                 "condition table");
   add_server_options(cmd, o->server, "Folder the run folder is created in");
+  add_scenario_flags(cmd, o->edits);
+  cmd->add_option("--scenario-out", o->scenario_out,
+                  "Write the scenario the flags made (resolved, as run.json keeps it) to FILE")
+      ->type_name("FILE");
   add_start_history_option(cmd, o->history,
                            "Add the start-to-start component `kvbench repeat --history` stored "
                            "for this machine class, server build and model to effects resting "

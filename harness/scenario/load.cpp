@@ -8,14 +8,24 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/core/error.h"
 #include "harness/core/utf8.h"
+#include "harness/scenario/edits.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::scenario {
 
-Scenario load_scenario(const std::string& path) {
+namespace {
+
+std::string source_name(const std::string& path) {
+  return path == "-" ? "standard input" : path;
+}
+
+}  // namespace
+
+std::string read_scenario_text(const std::string& path) {
   constexpr std::uintmax_t kMaxBytes = 1 << 20;  // a scenario is at most 1 MiB
   std::string text;
   if (path == "-") {
@@ -61,7 +71,21 @@ Scenario load_scenario(const std::string& path) {
     throw InputError(fmt::format("{}: line {}: not valid UTF-8 (byte {}): save the file as UTF-8",
                                  path == "-" ? "standard input" : path, line, bad));
   }
-  return parse_scenario(text, path == "-" ? "standard input" : path);
+  return text;
+}
+
+Scenario load_scenario(const std::string& path) {
+  return parse_scenario(read_scenario_text(path), source_name(path));
+}
+
+Scenario load_scenario(const std::string& path, const ScenarioEdits& edits) {
+  if (!edits.any()) {
+    return load_scenario(path);
+  }
+  const std::string source = source_name(path);
+  const auto doc = apply_edits(parse_scenario_json(read_scenario_text(path), source), edits);
+  // No line numbers: the edited scenario is no longer the file's text.
+  return parse_scenario(doc, "", fmt::format("{} with {}", source, fmt::join(edits.flags(), ", ")));
 }
 
 }  // namespace kvbench::scenario

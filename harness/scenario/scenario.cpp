@@ -106,6 +106,14 @@ void parse_probes(Checker& c, const json& v, Probes& p) {
   if (v.contains("prompt_tokens")) {
     p.prompt_tokens =
         c.integer(v["prompt_tokens"], "probes.prompt_tokens", 1, kMaxPromptTokens).value_or(256);
+    // A resolved scenario writes {"every": 0, "prompt_tokens": 256} for a run without probes, so
+    // only a length other than the default contradicts every = 0.
+    if (p.every == 0 && v.contains("every") && p.prompt_tokens != Probes{}.prompt_tokens) {
+      c.problem("probes.every",
+                fmt::format("0 means no probes, yet probes.prompt_tokens asks for probes of {} "
+                            "tokens: give every >= 1 for probes, or remove \"probes\"",
+                            p.prompt_tokens));
+    }
   }
 }
 
@@ -279,13 +287,19 @@ void check_consistency(Checker& c, Scenario& s) {
 
 }  // namespace
 
-Scenario parse_scenario(std::string_view text, const std::string& source) {
-  json doc;
+json parse_scenario_json(std::string_view text, const std::string& source) {
   try {
-    doc = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
   }
+}
+
+Scenario parse_scenario(std::string_view text, const std::string& source) {
+  return parse_scenario(parse_scenario_json(text, source), text, source);
+}
+
+Scenario parse_scenario(const json& doc, std::string_view text, const std::string& source) {
   Checker c(source, text);
   if (!doc.is_object()) {
     c.problem("", fmt::format("expected a JSON object, got {}", Checker::describe(doc)));

@@ -137,8 +137,24 @@ struct Scenario {
 // messages. Throws InputError listing every problem ("<source>: factors.num_ctx[1]: ...").
 Scenario parse_scenario(std::string_view text, const std::string& source);
 
+// The JSON of a scenario's text (comments allowed); InputError naming `source` when it is none.
+nlohmann::json parse_scenario_json(std::string_view text, const std::string& source);
+
+// A scenario from its parsed document; `text` (may be empty) gives messages their line numbers.
+Scenario parse_scenario(const nlohmann::json& doc, std::string_view text,
+                        const std::string& source);
+
 // Reads a scenario file; a missing or unreadable file is an InputError.
 Scenario load_scenario(const std::string& path);
+
+// The text of a scenario file (or "-": standard input): at most 1 MiB of valid UTF-8, else an
+// InputError naming the file.
+std::string read_scenario_text(const std::string& path);
+
+struct ScenarioEdits;
+// The file's scenario with command-line edits (edits.h) applied before it is parsed; messages
+// name the file and the flags ("quickstart.json with --num-ctx: factors.num_ctx[0]: ...").
+Scenario load_scenario(const std::string& path, const ScenarioEdits& edits);
 
 // The scenario as JSON with every default made explicit (what run.json records).
 nlohmann::json to_json(const Scenario& s);

@@ -33,6 +33,17 @@ void check_server_arg(Checker& c, const std::string& path, const std::string& ar
       "--host", "--port",       "-m",        "--model",        "-c",   "--ctx-size",
       "-np",    "--parallel",   "-ctk",      "--cache-type-k", "-ctv", "--cache-type-v",
       "-fa",    "--flash-attn", "--api-key", "--api-key-file", "-t",   "--threads"};
+  const auto control = std::find_if(arg.begin(), arg.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == '\x7f';
+  });
+  if (control != arg.end()) {
+    c.problem(path, fmt::format("contains a control character (code {}) at position {}: each "
+                                "argument is one word of the server's argument vector, a line "
+                                "break or tab inside it reaches the server as it is",
+                                static_cast<int>(static_cast<unsigned char>(*control)),
+                                control - arg.begin()));
+    return;
+  }
   const std::string flag = arg.substr(0, arg.find('='));
   if (std::find(kReserved.begin(), kReserved.end(), flag) != kReserved.end()) {
     c.problem(path, fmt::format("'{}' is set by kvbench itself (the server binds to 127.0.0.1; "

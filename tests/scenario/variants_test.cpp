@@ -124,6 +124,10 @@ TEST(Variants, ProblemsNameLinePathAndExpectation) {
               HasSubstr("variants[1].server.threads: -1 is out of range"));
   EXPECT_THAT(variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["-t"]}}])")),
               HasSubstr("variants[1].server.args[0]: '-t' is set by kvbench itself"));
+  EXPECT_THAT(
+      variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["--x", "a\nb"]}}])")),
+      HasSubstr(
+          "variants[1].server.args[1]: contains a control character (code 10) at position 1"));
   EXPECT_THAT(variant_error(with(R"({"name": "a"})")), HasSubstr("variants: expected an array"));
   EXPECT_THAT(
       variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"flash_attn": "off"}}])")),
@@ -175,6 +179,24 @@ TEST(Gate, AcceptsEveryMetricOfTheAnalysis) {
         "s.json");
     EXPECT_EQ(s.gate.metrics.at(0).metric, m.key);
   }
+}
+
+// "every": 0 means no probes; a probe length beside it is a contradiction, while the resolved
+// form of a run without probes (the default length) keeps reading.
+TEST(ScenarioProbes, EveryZeroWithAProbeLengthIsRefused) {
+  EXPECT_THAT(variant_error(R"({"name": "x", "factors": {"prompt_tokens": [256]},
+  "probes": {"every": 0, "prompt_tokens": 64}})"),
+              HasSubstr("probes.every: 0 means no probes, yet probes.prompt_tokens asks for "
+                        "probes of 64 tokens"));
+  const auto s = parse_scenario(R"({"name": "x", "factors": {"prompt_tokens": [256]},
+  "probes": {"every": 0, "prompt_tokens": 256}})",
+                                "run.json");
+  EXPECT_EQ(s.probes.every, 0);
+  EXPECT_EQ(parse_scenario(R"({"name": "x", "factors": {"prompt_tokens": [256]},
+  "probes": {"every": 3, "prompt_tokens": 64}})",
+                           "s.json")
+                .probes.prompt_tokens,
+            64);
 }
 
 }  // namespace

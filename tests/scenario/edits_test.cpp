@@ -1,0 +1,127 @@
+// Command-line edits of a scenario: each flag lands on the field a file would give, --set reaches
+// any field and comes last, and the edited document is validated as a file is, with messages
+// naming the flags.
+
+#include "harness/scenario/edits.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/core/error.h"
+#include "harness/plan/plan.h"
+#include "harness/scenario/scenario.h"
+
+namespace kvbench::scenario {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+const json kFile = json::parse(R"({"name": "x", "factors": {"prompt_tokens": [256],
+  "num_ctx": [2048]}, "server": {"model": "synthetic:tiny"}, "repeats": 3})");
+
+TEST(ScenarioEdits, NamedFlagsReplaceTheFilesFields) {
+  ScenarioEdits e;
+  e.prompt_tokens = {256, 1024};
+  e.num_ctx = {4096, 8192};
+  e.cache_type = {"f16", "q8_0"};
+  e.edit_position = {"0.25", "none"};
+  e.repeats = 2;
+  e.block_repeats = 4;
+  e.max_tokens = 32;
+  e.seed = 9;
+  e.threads = 1;
+  e.flash_attn = "on";
+  e.name = "mine";
+  const json d = apply_edits(kFile, e);
+  EXPECT_EQ(d["factors"]["prompt_tokens"], json::parse("[256, 1024]"));
+  EXPECT_EQ(d["factors"]["num_ctx"], json::parse("[4096, 8192]"));
+  EXPECT_EQ(d["factors"]["cache_type"], json::parse(R"(["f16", "q8_0"])"));
+  EXPECT_EQ(d["factors"]["edit_position"], json::parse(R"([0.25, "none"])"));
+  EXPECT_EQ(d["repeats"], 2);
+  EXPECT_EQ(d["block_repeats"], 4);
+  EXPECT_EQ(d["max_tokens"], 32);
+  EXPECT_EQ(d["seed"], 9);
+  EXPECT_EQ(d["server"]["threads"], 1);
+  EXPECT_EQ(d["server"]["flash_attn"], "on");
+  EXPECT_EQ(d["server"]["model"], "synthetic:tiny") << "fields no flag names are kept";
+  EXPECT_EQ(d["name"], "mine");
+  EXPECT_EQ(e.flags().size(), 11U);
+  EXPECT_EQ(e.flags().front(), "--prompt-tokens");
+}
+
+TEST(ScenarioEdits, SetReachesAnyFieldLastAndReadsJsonWhereItParses) {
+  ScenarioEdits e;
+  e.repeats = 2;
+  e.sets = {"repeats=7", "answers.prompts=8", "server.args[0]=--mlock", "description=a b",
+            "probes={\"every\": 4}"};
+  const json d = apply_edits(kFile, e);
+  EXPECT_EQ(d["repeats"], 7) << "--set applies after the named flags";
+  EXPECT_EQ(d["answers"]["prompts"], 8) << "objects on the path are made";
+  EXPECT_EQ(d["server"]["args"], json::parse(R"(["--mlock"])"));
+  EXPECT_EQ(d["description"], "a b") << "not JSON: a string";
+  EXPECT_EQ(d["probes"]["every"], 4);
+  EXPECT_EQ(e.flags().back(), "--set probes");
+}
+
+TEST(ScenarioEdits, MalformedSetNamesTheFlag) {
+  const auto error = [](const std::string& set) {
+    ScenarioEdits e;
+    e.sets = {set};
+    try {
+      apply_edits(kFile, e);
+    } catch (const InputError& err) {
+      EXPECT_EQ(err.exit_code(), 2);
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("repeats"), HasSubstr("--set 'repeats': expected PATH=VALUE"));
+  EXPECT_THAT(error("=3"), HasSubstr("expected PATH=VALUE with PATH dotted keys"));
+  EXPECT_THAT(error("a..b=3"), HasSubstr("PATH dotted keys"));
+  EXPECT_THAT(error("server.args[x]=1"), HasSubstr("an index is written [N]"));
+  EXPECT_THAT(error("name[0]=1"), HasSubstr("an index [N] into a field that is not an array"));
+  EXPECT_THAT(error("server.args[3]=1"), HasSubstr("index 3 is past the end of an array of 0"));
+  EXPECT_THAT(error("factors.num_ctx[5]=1"), HasSubstr("index 5 is past the end of an array of 1"));
+  EXPECT_THAT(error("repeats.x=1"), HasSubstr("'x' is inside a field that is not an object"));
+}
+
+// The edited document goes through the parser: a bad value is refused as in a file, the
+// message naming the file and the flags instead of a line.
+TEST(ScenarioEdits, EditedFieldsAreValidatedAsAFilesAre) {
+  ScenarioEdits e;
+  e.num_ctx = {100};
+  e.sets = {"repeats=0"};
+  try {
+    parse_scenario(apply_edits(kFile, e), "", "s.json with --num-ctx, --set repeats");
+    ADD_FAILURE() << "accepted num_ctx 100 and repeats 0";
+  } catch (const InputError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("s.json with --num-ctx, --set repeats: factors.num_ctx"));
+    EXPECT_THAT(err.what(), HasSubstr("s.json with --num-ctx, --set repeats: repeats:"));
+  }
+}
+
+// A one-liner and the file its resolved scenario makes: the same resolved scenario and plan.
+TEST(ScenarioEdits, TheResolvedScenarioRunsTheSamePlanAsAFile) {
+  ScenarioEdits e;
+  e.prompt_tokens = {256, 1024};
+  e.cache_type = {"f16", "q8_0"};
+  e.seed = 3;
+  const auto edited = parse_scenario(apply_edits(kFile, e), "", "s.json with flags");
+  const auto file = parse_scenario(edited.resolved.dump(2), "out.json");
+  EXPECT_EQ(file.resolved, edited.resolved);
+  EXPECT_EQ(plan::to_json(plan::make_plan(file)), plan::to_json(plan::make_plan(edited)));
+}
+
+TEST(ScenarioEdits, ANameMadeFromTheFlags) {
+  ScenarioEdits e;
+  EXPECT_EQ(e.made_name(), "kvbench-flags");
+  EXPECT_FALSE(e.any());
+  e.prompt_tokens = {256, 8192};
+  e.cache_type = {"q8_0"};
+  EXPECT_EQ(e.made_name(), "kvbench-p256-8192-q8_0");
+  EXPECT_TRUE(e.any());
+}
+
+}  // namespace
+}  // namespace kvbench::scenario
