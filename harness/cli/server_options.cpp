@@ -46,6 +46,10 @@ void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& r
                   "--label host=ci-7 --label commit=abc123")
       ->type_name("NAME=VALUE")
       ->group(group);
+  cmd->add_flag("--force", o.force,
+                "Start a managed server even when its model and KV cache at a planned num_ctx "
+                "exceed the memory available")
+      ->group(group);
   add_progress_options(cmd, o.quiet, o.verbose, o.color);
 }
 
@@ -114,6 +118,7 @@ run::RunOptions to_run_options(const ServerCliOptions& o) {
   ro.live_progress = style.live;
   ro.color = style.color;
   ro.ready_timeout = std::chrono::seconds(o.start_timeout_s);
+  ro.force = o.force;
   for (const auto& given : o.labels) {
     auto [name, value] = parse_label(given);
     if (!ro.labels.emplace(name, value).second) {

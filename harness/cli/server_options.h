@@ -20,6 +20,7 @@ struct ServerCliOptions {
   std::string models_dir;
   int start_timeout_s = 300;
   std::vector<std::string> labels;  // --label k=v, as given
+  bool force = false;               // --force: start a managed server whose plan exceeds the memory
   bool quiet = false;
   bool verbose = false;        // -v: a line per call on a terminal too
   std::string color = "auto";  // --color auto|always|never

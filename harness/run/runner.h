@@ -30,6 +30,7 @@ struct RunOptions {
   std::chrono::seconds ready_timeout{300};
   std::map<std::string, std::string> labels;  // --label k=v, kept in run.json
   std::string trace_shard;                    // --trace-shard K/N: a trace's shard to replay
+  bool force = false;  // --force: start a managed server whose plan exceeds the memory
 };
 
 struct RunSummary {

@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/gguf/ggml_types.h"
 #include "harness/process/run_capture.h"
+#include "harness/servers/memory_fit.h"
 #include "harness/servers/model_files.h"
 
 namespace kvbench::servers {
@@ -55,6 +56,19 @@ void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
   }
 }
 
+// The model and its KV cache at every planned condition against the machine's memory.
+void check_memory(const scenario::Scenario& s, const json& model, bool force) {
+  if (!model.contains("shape") || !model.contains("file_bytes")) {
+    return;
+  }
+  const auto fit = memory_fit(s, model["shape"].get<gguf::ModelShape>(),
+                              model["file_bytes"].get<std::uint64_t>(), available_memory());
+  for (const auto& w : fit.warnings) {
+    fmt::print(stderr, "warning: {}: {}\n", s.source, w);
+  }
+  check_memory_fit(fit, s.source, force);
+}
+
 }  // namespace
 
 ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::ServerSpec& spec,
@@ -82,6 +96,7 @@ ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::S
     t.server["version"] = version.stdout_text + version.stderr_text;
     t.model = describe_model_file(t.model_path);
     check_cache_types_fit(s, t.model);
+    check_memory(s, t.model, o.force);
     t.model["name"] = spec.model;
     return t;
   }

@@ -1,0 +1,69 @@
+// Before a managed server starts: the model and its KV cache at every planned condition against
+// the memory available, by llama.cpp's arithmetic; the largest condition named when it cannot fit.
+
+#include "harness/servers/memory_fit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/core/error.h"
+
+namespace kvbench::servers {
+namespace {
+
+using ::testing::HasSubstr;
+
+// 2 layers, 2 KV heads of 64: f16 keeps 2 x 2 x 64 x 2 bytes x (K and V) = 1,024 bytes a token.
+gguf::ModelShape shape() {
+  gguf::ModelShape s;
+  s.n_layer = 2;
+  s.n_embd = 128;
+  s.n_head = 2;
+  s.n_head_kv = 2;
+  s.head_dim_k = 64;
+  s.head_dim_v = 64;
+  s.n_ctx_train = 4096;
+  return s;
+}
+
+scenario::Scenario plan(const std::string& factors) {
+  return scenario::parse_scenario(R"({"name": "m", "factors": )" + factors + "}", "m.json");
+}
+
+TEST(MemoryFit, EveryConditionIsTheModelPlusItsCache) {
+  const auto s = plan(R"({"prompt_tokens": [256], "num_ctx": [4096, 8192],
+    "cache_type": ["f16", "q8_0"]})");
+  const auto fit = memory_fit(s, shape(), 1000, 1ULL << 30);
+  ASSERT_EQ(fit.conditions.size(), 4U);
+  EXPECT_EQ(fit.conditions[0].num_ctx, 4096);
+  EXPECT_EQ(fit.conditions[0].cache_type, "f16");
+  EXPECT_EQ(fit.conditions[0].kv_bytes, 4096U * 1024U);
+  EXPECT_EQ(fit.conditions[0].need(), 4096U * 1024U + 1000U);
+  // q8_0: blocks of 32 numbers in 34 bytes.
+  EXPECT_EQ(fit.conditions[1].kv_bytes, 4096U * 2U * 2U * 64U * 2U * 34U / 32U);
+  EXPECT_EQ(fit.conditions[2].kv_bytes, 8192U * 1024U);
+  ASSERT_EQ(fit.warnings.size(), 1U) << "8192 is beyond the trained 4096";
+  EXPECT_THAT(fit.warnings[0], HasSubstr("num_ctx 8192 is beyond the model's trained context"));
+  EXPECT_NO_THROW(check_memory_fit(fit, "m.json", false));
+}
+
+TEST(MemoryFit, APlanThatCannotFitNamesItsLargestConditionUnlessForced) {
+  const auto s = plan(R"({"prompt_tokens": [256], "num_ctx": [4096, 1048576]})");
+  const auto fit = memory_fit(s, shape(), 512ULL << 20, 1ULL << 30);
+  try {
+    check_memory_fit(fit, "m.json", false);
+    ADD_FAILURE() << "a 1 GiB KV cache and a 0.5 GiB model fit in 1 GiB";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_THAT(e.what(), HasSubstr("m.json: num_ctx 1048576 with a f16 KV cache needs 1.5 GiB "
+                                    "(the model file 0.5 GiB and its KV cache 1.0 GiB), more "
+                                    "than the 1.0 GiB of memory available (MemAvailable)"));
+    EXPECT_THAT(e.what(), HasSubstr("give --force"));
+  }
+  EXPECT_NO_THROW(check_memory_fit(fit, "m.json", true));
+  EXPECT_NO_THROW(check_memory_fit(memory_fit(s, shape(), 0, std::nullopt), "m.json", false))
+      << "memory unknown: nothing to hold it against";
+}
+
+}  // namespace
+}  // namespace kvbench::servers

@@ -1,0 +1,108 @@
+// A measurement in one line on the real llama-server: flags edit the bundled quick start (or a
+// file), the scenario they made can be written out and plans exactly as the flags do, and a
+// server started by hand is measured by its URL alone.
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/harness.h"
+
+namespace kvbench::itest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(OneLiner, FlagsEditTheQuickStartAndTheScenarioTheyMadePlansTheSame) {
+  const fs::path dir = fresh_dir("one_liner");
+  const std::vector<std::string> flags = {"--model",         "synthetic:small",
+                                          "--prompt-tokens", "64,192",
+                                          "--num-ctx",       "1024",
+                                          "--cache-type",    "f16,q8_0",
+                                          "--repeats",       "2",
+                                          "--block-repeats", "1",
+                                          "--max-tokens",    "4",
+                                          "--set",           "probes.every=0"};
+  std::vector<std::string> run = {"run", "--results",      (dir / "runs").string(),
+                                  "-q",  "--scenario-out", (dir / "made.json").string()};
+  run.insert(run.end(), flags.begin(), flags.end());
+  const auto r = run_kvbench(run);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto manifest = read_json(run_dir / "run.json");
+  EXPECT_EQ(manifest["scenario"]["name"], "kvbench-p64-192-ctx1024-f16-q8_0");
+  EXPECT_EQ(manifest["scenario"]["factors"]["cache_type"], nlohmann::json::parse(R"(["f16",
+    "q8_0"])"));
+  const auto calls = read_calls(run_dir);
+  int timed = 0;
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    timed += c.kind == kvbench::CallKind::timed ? 1 : 0;
+  }
+  EXPECT_EQ(timed, 2 * 2 * 2) << "2 lengths x 2 cache types x 2 rounds";
+  // The file it wrote is the scenario the run kept, and plans the same calls as the flags.
+  EXPECT_EQ(read_json(dir / "made.json"), manifest["scenario"]);
+  std::vector<std::string> plan = {"plan", "--json"};
+  plan.insert(plan.end(), flags.begin() + 2, flags.end());  // plan has no --model
+  const auto from_flags = run_kvbench(plan);
+  ASSERT_EQ(from_flags.exit_code, 0) << from_flags.err;
+  const auto from_file = run_kvbench({"plan", "--json", (dir / "made.json").string()});
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_EQ(from_flags.out, from_file.out);
+  // A flag's bad value is refused as the field in a file is, before anything runs.
+  const auto bad = run_kvbench({"run", "--results", (dir / "bad").string(), "--num-ctx", "100"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("the quick start with --num-ctx: factors.num_ctx"));
+  EXPECT_FALSE(fs::exists(dir / "bad"));
+}
+
+TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
+  const fs::path dir = fresh_dir("one_liner_url");
+  const auto synth =
+      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const int port = 20000 + static_cast<int>(::getpid() % 2000);
+  auto server = serve_by_hand(dir / "tiny.gguf", port, dir / "server.log");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  ASSERT_TRUE(answers_soon(url + "/health", {}, 200));
+  const auto r =
+      run_kvbench({"run", "--url", url, "--prompt-tokens", "100,300", "--num-ctx", "1024",
+                   "--max-tokens", "4", "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto manifest = read_json(run_dir / "run.json");
+  EXPECT_EQ(manifest["server"]["mode"], "attached");
+  EXPECT_EQ(manifest["scenario"]["block_repeats"], 1) << "an attached server is one start";
+  EXPECT_EQ(manifest["scenario"]["repeats"], 8) << "the quick start's rounds in that start";
+  int timed = 0;
+  for (const auto& c : read_calls(run_dir)) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    EXPECT_TRUE(c.flags.empty()) << c.seq << " every call proved cold";
+    timed += c.kind == kvbench::CallKind::timed ? 1 : 0;
+  }
+  EXPECT_EQ(timed, 16);
+  EXPECT_THAT(read_json(run_dir / "summary.json").dump(), HasSubstr("this_start"));
+  server.stop(std::chrono::milliseconds(3000));
+}
+
+// A model whose KV cache at the planned window cannot fit (256 layers of 4 KV heads of 16: 64 KiB
+// a token, 128 GiB at 2,097,152 tokens) is refused before any server starts; nothing is written.
+TEST(OneLiner, APlanBeyondTheMemoryIsRefusedBeforeAnyServerStarts) {
+  const fs::path dir = fresh_dir("one_liner_memory");
+  const auto synth = run_kvbench({"model", "synth", "--preset", "tiny", "--layers", "256",
+                                  "--kv-heads", "4", "-o", (dir / "deep.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const auto r =
+      run_kvbench({"run", "--model", (dir / "deep.gguf").string(), "--prompt-tokens", "256",
+                   "--num-ctx", "2097152", "--results", (dir / "runs").string(), "-q"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("num_ctx 2097152 with a f16 KV cache needs 128.0 GiB"));
+  EXPECT_THAT(r.err, HasSubstr("of memory available (MemAvailable)"));
+  EXPECT_THAT(r.err, HasSubstr("beyond the model's trained context of 32768 tokens"));
+  EXPECT_FALSE(fs::exists(dir / "runs")) << "nothing written";
+}
+
+}  // namespace
+}  // namespace kvbench::itest
