@@ -2,10 +2,14 @@
 # Builds the unit tests with AddressSanitizer and UndefinedBehaviorSanitizer (Debug, into
 # build-sanitize/) and runs them; any sanitizer report fails the run. Extra arguments go to ctest.
 # KVBENCH_SANITIZE_BUILD_DIR overrides the build folder; ccache is used when installed.
+# KVBENCH_SANITIZE_CXX names the compiler: by default clang++-14 (else clang++, else the system's
+# c++): on 2 cores it compiles one of the largest files of this debug build in 15 s, g++ in 27 s.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KVBENCH_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 jobs=${KVBENCH_JOBS:-$(nproc)}
+
+cxx=${KVBENCH_SANITIZE_CXX:-$(command -v clang++-14 || command -v clang++ || command -v c++)}
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -18,7 +22,11 @@ generator=()
 if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
   generator=(-G Ninja)
 fi
-cmake "${generator[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKVBENCH_SANITIZE=address,undefined \
+compiler=()
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  compiler=(-DCMAKE_CXX_COMPILER="$cxx")  # a folder already configured keeps its compiler
+fi
+cmake "${generator[@]}" "${compiler[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKVBENCH_SANITIZE=address,undefined \
   -DKVBENCH_BENCH=OFF -DKVBENCH_WERROR=ON "${launcher[@]}" >/dev/null
 
 # Only the unit test executables (tests/<module>/), not the kvbench binary or the integration tests.

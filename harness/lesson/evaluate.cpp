@@ -206,7 +206,8 @@ LabOutcome evaluate_prefix_reuse(const analysis::RunAnalysis& run) {
   for (const auto& row : rows) {
     add_reuse(out, row, pairs, rho);
   }
-  for (const auto& [id, claim] : lab_checks("prefix-reuse")) {
+  for (const auto& check : lab_checks("prefix-reuse")) {
+    const std::string& id = check.first;
     const bool done = std::any_of(out.checks.begin(), out.checks.end(),
                                   [&](const Check& c) { return c.id == id; });
     if (!done) {

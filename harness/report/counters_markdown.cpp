@@ -33,7 +33,6 @@ void write_counters_markdown(std::ostream& out, const std::vector<analysis::Coun
   }
   for (const auto& m : metrics) {
     int blocks = 0;
-    int agree = 0;
     double server = 0;
     long long calls = 0;
     std::string what;
@@ -42,7 +41,6 @@ void write_counters_markdown(std::ostream& out, const std::vector<analysis::Coun
     for (const auto& c : checks) {
       if (c.metric == m) {
         ++blocks;
-        agree += c.agree() ? 1 : 0;
         server += c.server;
         calls += c.calls;
         what = c.what;

@@ -146,7 +146,7 @@ const Effect* find(const Effects& e, const std::string& term, bool relative) {
   return nullptr;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVBENCH_SANITIZED)
 constexpr bool kJudged = false;
 constexpr int kRuns = 40;
 #else

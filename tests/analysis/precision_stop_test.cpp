@@ -13,6 +13,7 @@
 
 #include "harness/analysis/effects.h"
 #include "harness/core/random.h"
+#include "tests/support/replicates.h"
 
 namespace kvbench::analysis {
 namespace {
@@ -68,7 +69,7 @@ const Effect* slope(const Effects& e) {
 // each a server start, the slope is clustered by start); runs of a fixed 2 or 3 sets cover
 // 0.89-0.91, so few rounds leave CR2 a little short and stopping on the width adds nothing to it.
 TEST(PrecisionStop, StoppingOnTheClusteredWidthKeepsTheCoverage) {
-  const int runs = 400;
+  const int runs = test::replicates(400, 40);
   int covered = 0;
   int early = 0;
   double sets_used = 0;
@@ -99,9 +100,11 @@ TEST(PrecisionStop, StoppingOnTheClusteredWidthKeepsTheCoverage) {
   const double coverage = covered / static_cast<double>(runs);
   std::cout << "[ monte carlo ] stopped at ±4 %: coverage " << coverage << ", " << early << " of "
             << runs << " runs before 10 sets, " << sets_used << " sets on average\n";
-  EXPECT_GT(coverage, 0.90);
-  EXPECT_LT(coverage, 0.99);
-  EXPECT_GT(early, runs / 2) << "the target is reachable within the budget";
+  if (test::kJudgeRates) {
+    EXPECT_GT(coverage, 0.90);
+    EXPECT_LT(coverage, 0.99);
+    EXPECT_GT(early, runs / 2) << "the target is reachable within the budget";
+  }
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ using stats::Verdict;
 constexpr int kRuns = 100;
 // The sequential test's runs (each up to 4 looks): fewer under the sanitizers, where its rate is
 // printed but not judged.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVBENCH_SANITIZED)
 constexpr bool kJudgeSequential = false;
 constexpr int kSequentialRuns = 30;
 #else

@@ -82,7 +82,7 @@ struct EpisodeRun {
 };
 
 // Under the sanitizers (a slow debug build) fewer runs, and the coverage is printed, not judged.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVBENCH_SANITIZED)
 constexpr bool kJudged = false;
 constexpr int kEpisodeRuns = 50;
 #else

@@ -1,10 +1,11 @@
 #pragma once
-// Monte Carlo tests under the sanitizers (a slow debug build) run fewer replicates and print their
+// Monte Carlo tests under the sanitizers (a slow debug build; KVBENCH_SANITIZED, set by CMake for
+// any compiler) run fewer replicates and print their
 // rates without judging them; in the normal build they run in full and are judged.
 
 namespace kvbench::test {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVBENCH_SANITIZED)
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
