@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.h"
+#include "harness/kv/kv_arith.h"
 
 namespace kvbench::servers {
 namespace {
@@ -15,13 +16,7 @@ using ::testing::HasSubstr;
 
 // 2 layers, 2 KV heads of 64: f16 keeps 2 x 2 x 64 x 2 bytes x (K and V) = 1,024 bytes a token.
 gguf::ModelShape shape() {
-  gguf::ModelShape s;
-  s.n_layer = 2;
-  s.n_embd = 128;
-  s.n_head = 2;
-  s.n_head_kv = 2;
-  s.head_dim_k = 64;
-  s.head_dim_v = 64;
+  auto s = kv::explicit_shape(2, 2, 64, 64);
   s.n_ctx_train = 4096;
   return s;
 }
