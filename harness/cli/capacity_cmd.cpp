@@ -27,7 +27,7 @@ void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
                   "Server kind: llama-server, ollama (a managed ollama serve), openai or anthropic "
                   "(a managed llama-server called through /v1/chat/completions or /v1/messages)")
       ->capture_default_str();
-  cmd->add_option("--ctx", r.ctx, "Context per conversation (num_ctx), tokens")
+  cmd->add_option("--ctx,--num-ctx", r.ctx, "Context per conversation (num_ctx), tokens")
       ->capture_default_str();
   cmd->add_option("--cache-type", r.cache_type,
                   "KV cache type (-ctk/-ctv, or OLLAMA_KV_CACHE_TYPE)")

@@ -193,7 +193,7 @@ void setup_kv_command(CLI::App& app) {
       ->check(positive);
   cmd->add_option("--head-dim-v", o->head_dim_v, "Numbers per V head (default: --head-dim)")
       ->check(positive);
-  cmd->add_option("-c,--ctx", o->ctx, "Context sizes (-c values), comma-separated")
+  cmd->add_option("-c,--ctx,--num-ctx", o->ctx, "Context sizes (-c values), comma-separated")
       ->delimiter(',')
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
       ->capture_default_str();

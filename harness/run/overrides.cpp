@@ -1,6 +1,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/core/error.h"
 #include "harness/core/url.h"
@@ -8,6 +9,27 @@
 #include "harness/scenario/kinds.h"
 
 namespace kvbench::run {
+
+namespace {
+
+// What the parser refuses for a server.url, refused for a --url given after it: a factor only a
+// restart changes, with more than one level.
+void check_attached_factors(const scenario::Scenario& s) {
+  const auto refuse = [&](const char* field, const auto& levels) {
+    throw InputError(fmt::format(
+        "{}: --url: an attached server cannot vary {} ({}): it needs a restart; give one level "
+        "or let kvbench manage the server (no --url)",
+        s.source, field, fmt::join(levels, ", ")));
+  };
+  if (s.factors.num_ctx.size() > 1 && !scenario::traits(s.server.kind).ctx_per_request) {
+    refuse("factors.num_ctx", s.factors.num_ctx);
+  }
+  if (s.factors.cache_type.size() > 1) {
+    refuse("factors.cache_type", s.factors.cache_type);
+  }
+}
+
+}  // namespace
 
 scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
   if (url_has_credentials(o.url)) {
@@ -33,6 +55,7 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
   }
   if (!o.url.empty()) {
     s.server.url = o.url;
+    check_attached_factors(s);
   }
   if (!o.model.empty()) {
     s.server.model = o.model;

@@ -84,7 +84,23 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
   }
   EXPECT_EQ(timed, 16);
   EXPECT_THAT(read_json(run_dir / "summary.json").dump(), HasSubstr("this_start"));
+  // A factor only a restart changes cannot vary on a server kvbench did not start.
+  const auto two_types =
+      run_kvbench({"run", "--url", url, "--cache-type", "f16,q8_0", "--prompt-tokens", "100",
+                   "--num-ctx", "1024", "--results", (dir / "x").string()});
+  EXPECT_EQ(two_types.exit_code, 2);
+  EXPECT_THAT(two_types.err,
+              HasSubstr("the quick start with --prompt-tokens, --num-ctx, --cache-type: --url: an "
+                        "attached server cannot vary factors.cache_type (f16, "
+                        "q8_0)"));
   server.stop(std::chrono::milliseconds(3000));
+  // Nothing listens there now: exit 1, nothing written.
+  const auto gone = run_kvbench({"run", "--url", url, "--prompt-tokens", "100", "--num-ctx", "1024",
+                                 "--results", (dir / "y").string(), "-q"});
+  EXPECT_EQ(gone.exit_code, 1) << gone.err;
+  EXPECT_THAT(gone.err, HasSubstr("not reachable"));
+  EXPECT_FALSE(fs::exists(dir / "x"));
+  EXPECT_FALSE(fs::exists(dir / "y"));
 }
 
 // A model whose KV cache at the planned window cannot fit (256 layers of 4 KV heads of 16: 64 KiB
