@@ -8,6 +8,7 @@
 #include "harness/cli/output.h"
 #include "harness/cli/scenario_flags.h"
 #include "harness/core/error.h"
+#include "harness/core/url.h"
 #include "harness/plan/plan.h"
 #include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
@@ -49,6 +50,12 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
     ro.url = o->url;
     const auto s =
         run::with_overrides(scenario_with_flags(o->scenario, o->edits, !o->url.empty()), ro);
+    if (!s.server.managed() && !kind_stated(o->scenario, o->edits, s)) {
+      fmt::print(stderr,
+                 "plan: planned as {} (nothing is contacted: `kvbench run` asks the server at {} "
+                 "what it is; --kind names it)\n",
+                 scenario::to_string(s.server.kind), url_for_display(s.server.url));
+    }
     if (!o->scenario_out.empty()) {
       write_scenario_out(o->scenario_out, s);
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/cli/attached_server.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
@@ -83,9 +84,8 @@ std::vector<report::RepeatRun> read_runs(const std::vector<std::string>& dirs, s
 // that ended incomplete.
 std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::string& name,
                                            int& exit_code) {
-  const run::RunOptions ro = to_run_options(o.server);
-  const auto s =
-      run::with_overrides(scenario_with_flags(o.scenario, o.edits, !o.server.url.empty()), ro);
+  run::RunOptions ro = to_run_options(o.server);
+  const auto s = scenario_to_run(o.scenario, o.edits, ro);
   results::check_writable_folder(ro.results_root, "--results");
   process::install_signal_handlers();
   name = s.name;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/cli/attached_server.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/data_files.h"
 #include "harness/cli/output.h"
@@ -39,7 +40,7 @@ struct RunCliOptions {
 };
 
 // Runs the scenario, or completes (--resume) or extends (--extend) a run folder.
-run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& ro) {
+run::RunSummary run_or_continue(const RunCliOptions& o, run::RunOptions ro) {
   if ((o.edits.any() || !o.scenario_out.empty()) && (!o.resume.empty() || !o.extend.empty())) {
     throw InputError(fmt::format("kvbench run: {} edit a scenario: a run folder ({}) keeps its own",
                                  o.scenario_out.empty()
@@ -57,8 +58,7 @@ run::RunSummary run_or_continue(const RunCliOptions& o, const run::RunOptions& r
     process::install_signal_handlers();
     return servers::resume_run(o.resume, ro);
   }
-  const auto s =
-      run::with_overrides(scenario_with_flags(o.scenario, o.edits, !o.server.url.empty()), ro);
+  const auto s = scenario_to_run(o.scenario, o.edits, ro);
   if (!o.scenario_out.empty()) {
     write_scenario_out(o.scenario_out, s);
   }

@@ -62,13 +62,16 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e) {
 }
 
 scenario::Scenario scenario_with_flags(const std::string& arg, const scenario::ScenarioEdits& e,
-                                       bool attached) {
+                                       bool attached, const std::string& model) {
   if (!arg.empty()) {
     return scenario::load_scenario(scenario_argument(arg), e);
   }
   const std::string path = scenario_argument("quickstart");
   auto doc = scenario::parse_scenario_json(scenario::read_scenario_text(path), path);
   doc["name"] = e.made_name();
+  if (!model.empty()) {
+    doc["server"]["model"] = model;
+  }
   if (attached) {
     // One start: its rounds run in one block.
     doc["repeats"] = doc.value("repeats", 1) * doc.value("block_repeats", 1);
@@ -80,6 +83,20 @@ scenario::Scenario scenario_with_flags(const std::string& arg, const scenario::S
       doc, "",
       flags.empty() ? "the quick start"
                     : fmt::format("the quick start with {}", fmt::join(flags, ", ")));
+}
+
+bool sets_field(const scenario::ScenarioEdits& e, std::string_view path) {
+  for (const auto& s : e.sets) {
+    if (s.starts_with(path) && s.size() > path.size() && s[path.size()] == '=') {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool kind_stated(const std::string& arg, const scenario::ScenarioEdits& e,
+                 const scenario::Scenario& s) {
+  return !e.kind.empty() || sets_field(e, "server.kind") || (!arg.empty() && s.server.kind_stated);
 }
 
 void write_scenario_out(const std::string& path, const scenario::Scenario& s) {

@@ -3,6 +3,7 @@
 // they make: a file edited by them, or without one the bundled quick start.
 
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -19,8 +20,18 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e);
 // The scenario `arg` names (a file, "-", or a bundled name) with the flags applied. Without one
 // (`arg` empty) the bundled quick start is edited: named by --name or by the flags, and with
 // `attached` (a --url) its rounds run in one block, an attached server being one start.
+// `model` (--model) is the quick start's model before it is parsed, so a kind that needs one by
+// name (--kind ollama) takes it.
 scenario::Scenario scenario_with_flags(const std::string& arg, const scenario::ScenarioEdits& e,
-                                       bool attached);
+                                       bool attached, const std::string& model = "");
+
+// Whether the flags give the field at dotted `path` with --set.
+bool sets_field(const scenario::ScenarioEdits& e, std::string_view path);
+
+// Whether the user named the server's kind (--kind, --set server.kind or the file's server.kind);
+// the quick start's own llama-server does not count.
+bool kind_stated(const std::string& arg, const scenario::ScenarioEdits& e,
+                 const scenario::Scenario& s);
 
 // Writes the resolved scenario (what run.json records) to `path` (--scenario-out), whole or not
 // at all: a file that runs the same plan without the flags.

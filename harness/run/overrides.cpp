@@ -31,16 +31,20 @@ void check_attached_factors(const scenario::Scenario& s) {
 
 }  // namespace
 
-scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
-  if (url_has_credentials(o.url)) {
+void check_url_option(const std::string& url) {
+  if (url_has_credentials(url)) {
     throw InputError(
         "--url: a URL with credentials in it (user:password@) is refused: put the key in an "
         "environment variable and name it with server.api_key_env");
   }
-  if (!o.url.empty() && o.url.rfind("http://", 0) != 0 && o.url.rfind("https://", 0) != 0) {
+  if (!url.empty() && url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     throw InputError(
-        fmt::format("--url: '{}' is not an http:// or https:// URL", url_for_display(o.url)));
+        fmt::format("--url: '{}' is not an http:// or https:// URL", url_for_display(url)));
   }
+}
+
+scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o, bool check_model) {
+  check_url_option(o.url);
   // A variant takes an override for a field it does not set itself (one equal to the server's).
   for (auto& v : s.variants) {
     if (!o.url.empty() && v.server.url == s.server.url) {
@@ -64,7 +68,7 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o) {
     s.server.binary = o.server_binary;
   }
   // The overrides may have made the server one that needs a model by name (--url).
-  if (const auto why = scenario::model_problem(s.server)) {
+  if (const auto why = check_model ? scenario::model_problem(s.server) : std::nullopt) {
     throw InputError(
         fmt::format("{}: server.model{}: {}", s.source, o.model.empty() ? "" : " (--model)", *why));
   }

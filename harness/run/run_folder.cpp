@@ -24,6 +24,9 @@ RunFolder::RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const 
   m.scenario_hash = results::scenario_hash(s.resolved);
   m.plan = plan::to_json(plan);
   m.server = found.server;
+  if (m.server.is_object() && !o.found_server.is_null()) {
+    m.server["found"] = o.found_server;
+  }
   m.model = found.model;
   m.machine = measure::machine_info();
   m.labels = o.labels;

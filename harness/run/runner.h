@@ -31,6 +31,9 @@ struct RunOptions {
   std::map<std::string, std::string> labels;  // --label k=v, kept in run.json
   std::string trace_shard;                    // --trace-shard K/N: a trace's shard to replay
   bool force = false;  // --force: start a managed server whose plan exceeds the memory
+  // What an attached server answered when asked its kind (cli/attached_server.h), kept in
+  // run.json's server.found; null when it was not asked.
+  nlohmann::json found_server;
 };
 
 struct RunSummary {
@@ -67,8 +70,13 @@ class RunContext {
   virtual void sleep(double seconds);
 };
 
-// Applies the option overrides to a scenario (url, model, binary).
-scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& options);
+// Applies the option overrides to a scenario (url, model, binary); `check_model` false leaves
+// whether the server can run its model to a later call (an attached server's kind not yet asked).
+scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& options,
+                                  bool check_model = true);
+
+// Throws InputError for a --url that with_overrides refuses (credentials in it, not http(s)).
+void check_url_option(const std::string& url);
 
 // Runs the whole plan once (precision's continuation is harness/precision's). Setup failures
 // throw before anything is written; afterwards server failures are recorded on their calls and

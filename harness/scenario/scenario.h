@@ -55,6 +55,8 @@ struct ServerSpec {
   // server may cache the prompt; "none" sends no breakpoint (nothing is cached).
   std::string cache_breakpoint = "none";
   CacheRule cache_rule;  // attached only; a managed llama-server caches every shared token
+  // The scenario named server.kind (not recorded: without it an attached server's kind is asked).
+  bool kind_stated = false;
   bool managed() const { return url.empty(); }
 };
 

@@ -58,6 +58,7 @@ void parse_kind(Checker& c, const json& v, const std::string& path, ServerSpec& 
     if (auto k = c.string(v["kind"], path + ".kind", false)) {
       if (const auto kind = kind_named(*k)) {
         s.kind = *kind;
+        s.kind_stated = true;
       } else {
         const std::string near = nearest(*k, kind_names());
         c.problem(path + ".kind",

@@ -71,9 +71,13 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
       run_kvbench({"run", "--url", url, "--prompt-tokens", "100,300", "--num-ctx", "1024",
                    "--max-tokens", "4", "--results", (dir / "runs").string(), "-q"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("found llama-server at " + url + " (GET /props answered"));
   const auto run_dir = only_run_dir(dir / "runs");
   const auto manifest = read_json(run_dir / "run.json");
   EXPECT_EQ(manifest["server"]["mode"], "attached");
+  EXPECT_EQ(manifest["server"]["found"]["kind"], "llama-server");
+  EXPECT_EQ(manifest["server"]["found"]["reports"]["total_slots"], 1);
+  EXPECT_EQ(manifest["server"]["found"]["stated"]["num_ctx"]["check"], "confirmed");
   EXPECT_EQ(manifest["scenario"]["block_repeats"], 1) << "an attached server is one start";
   EXPECT_EQ(manifest["scenario"]["repeats"], 8) << "the quick start's rounds in that start";
   int timed = 0;
@@ -84,6 +88,28 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
   }
   EXPECT_EQ(timed, 16);
   EXPECT_THAT(read_json(run_dir / "summary.json").dump(), HasSubstr("this_start"));
+  // The same server through its OpenAI API: the /v1 base found, the model the server has.
+  const auto openai = run_kvbench({"run", "--url", url, "--kind", "openai", "--prompt-tokens",
+                                   "100", "--repeats", "2", "--max-tokens", "4", "--results",
+                                   (dir / "openai").string(), "-q"});
+  ASSERT_EQ(openai.exit_code, 0) << openai.err;
+  const auto openai_run = read_json(only_run_dir(dir / "openai") / "run.json");
+  EXPECT_EQ(openai_run["scenario"]["server"]["url"], url + "/v1");
+  EXPECT_EQ(openai_run["scenario"]["server"]["model"], (dir / "tiny.gguf").string());
+  EXPECT_EQ(openai_run["scenario"]["factors"]["num_ctx"][0], 1024) << "the server's context";
+  for (const auto& c : read_calls(only_run_dir(dir / "openai"))) {
+    EXPECT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
+    // (The warm-up may reuse what the run before left in the server's slot.)
+    EXPECT_TRUE(c.kind != kvbench::CallKind::timed || c.flags.empty())
+        << c.seq << " proved through /v1 too";
+  }
+  // A kind the server is not is refused, naming both.
+  const auto ollama = run_kvbench({"run", "--url", url + "/v1", "--kind", "ollama", "--model",
+                                   "llama3.2:1b", "--results", (dir / "x").string()});
+  EXPECT_EQ(ollama.exit_code, 2);
+  EXPECT_THAT(ollama.err,
+              HasSubstr("server.kind is 'ollama', but the server at " + url +
+                        " answers as llama-server (GET /props): name --kind llama-server"));
   // A factor only a restart changes cannot vary on a server kvbench did not start.
   const auto two_types =
       run_kvbench({"run", "--url", url, "--cache-type", "f16,q8_0", "--prompt-tokens", "100",
@@ -98,7 +124,9 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
   const auto gone = run_kvbench({"run", "--url", url, "--prompt-tokens", "100", "--num-ctx", "1024",
                                  "--results", (dir / "y").string(), "-q"});
   EXPECT_EQ(gone.exit_code, 1) << gone.err;
-  EXPECT_THAT(gone.err, HasSubstr("not reachable"));
+  EXPECT_THAT(gone.err, HasSubstr("answers as no kind kvbench knows (GET /props, /api/version "
+                                  "and /v1/models at " +
+                                  url + ": "));
   EXPECT_FALSE(fs::exists(dir / "x"));
   EXPECT_FALSE(fs::exists(dir / "y"));
 }
