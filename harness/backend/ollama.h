@@ -28,6 +28,7 @@ struct OllamaTarget {
   std::string model;
   int num_ctx = 4096;
   std::string keep_alive = "30m";
+  int num_gpu = -1;  // layers on the GPU (options.num_gpu); -1: Ollama's own choice, not sent
 };
 
 // The /api/generate body of a timed call: raw (no template), streamed, greedy, with num_ctx,

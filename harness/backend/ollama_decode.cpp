@@ -22,8 +22,15 @@ using nlohmann::json;
 
 namespace {
 
-json options_for(int num_ctx, int num_predict, std::uint64_t seed) {
-  return {{"num_ctx", num_ctx}, {"num_predict", num_predict}, {"temperature", 0.0}, {"seed", seed}};
+json options_for(const OllamaTarget& target, int num_predict, std::uint64_t seed) {
+  json o = {{"num_ctx", target.num_ctx},
+            {"num_predict", num_predict},
+            {"temperature", 0.0},
+            {"seed", seed}};
+  if (target.num_gpu >= 0) {
+    o["num_gpu"] = target.num_gpu;
+  }
+  return o;
 }
 
 }  // namespace
@@ -34,7 +41,7 @@ json generate_body(const CompletionSpec& spec, const OllamaTarget& target) {
           {"raw", true},
           {"stream", true},
           {"keep_alive", target.keep_alive},
-          {"options", options_for(target.num_ctx, spec.max_tokens, spec.seed)}};
+          {"options", options_for(target, spec.max_tokens, spec.seed)}};
 }
 
 json chat_body(const CompletionSpec& spec, const OllamaTarget& target) {
@@ -46,7 +53,7 @@ json chat_body(const CompletionSpec& spec, const OllamaTarget& target) {
           {"messages", std::move(messages)},
           {"stream", true},
           {"keep_alive", target.keep_alive},
-          {"options", options_for(target.num_ctx, spec.max_tokens, spec.seed)}};
+          {"options", options_for(target, spec.max_tokens, spec.seed)}};
 }
 
 json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& target) {
@@ -55,7 +62,7 @@ json probe_body(std::string_view prompt, int num_predict, const OllamaTarget& ta
           {"raw", true},
           {"stream", false},
           {"keep_alive", target.keep_alive},
-          {"options", options_for(target.num_ctx, num_predict, 0)}};
+          {"options", options_for(target, num_predict, 0)}};
 }
 
 namespace {

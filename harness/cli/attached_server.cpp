@@ -70,8 +70,8 @@ scenario::Scenario scenario_to_run(const std::string& arg, const scenario::Scena
   }();
   SteadyClock clock;
   http::CurlTransport transport(clock);
-  const auto found = servers::find_server(transport, s.server.url,
-                                          servers::api_headers(s.server.kind, key));
+  const auto found =
+      servers::find_server(transport, s.server.url, servers::api_headers(s.server.kind, key));
   if (!found.kind) {
     if (stated) {
       return run::with_overrides(made, ro);  // its own session says what is wrong, as before

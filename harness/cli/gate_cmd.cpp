@@ -208,6 +208,12 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->group("Output");
   cmd->callback([o, &exit_code] {
+    if (o->server.models.size() > 1) {
+      throw InputError(fmt::format(
+          "kvbench gate: --model given {} times: the gate compares its scenario's variants (name "
+          "a model in each); `kvbench run --model A --model B` puts models side by side",
+          o->server.models.size()));
+    }
     const run::RunOptions ro = to_run_options(o->server);
     if (!o->baseline.empty() || !o->candidate.empty()) {
       if (o->baseline.empty() || o->candidate.empty() || o->history.empty()) {

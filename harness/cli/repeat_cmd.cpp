@@ -85,7 +85,7 @@ std::vector<report::RepeatRun> read_runs(const std::vector<std::string>& dirs, s
 std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::string& name,
                                            int& exit_code) {
   run::RunOptions ro = to_run_options(o.server);
-  const auto s = scenario_to_run(o.scenario, o.edits, ro);
+  const auto s = scenario_to_run(o.scenario, edits_with_models(o.edits, o.server.models), ro);
   results::check_writable_folder(ro.results_root, "--results");
   process::install_signal_handlers();
   name = s.name;
@@ -111,7 +111,8 @@ std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::strin
 
 int run_repeat(const RepeatCliOptions& o) {
   const auto targets = resolve_outputs(o.out, repeat_formats(), "repeat");
-  const bool made = o.edits.any() || !o.server.url.empty();  // the quick start, edited
+  // The quick start, edited.
+  const bool made = edits_with_models(o.edits, o.server.models).any() || !o.server.url.empty();
   if (o.runs.empty() == (o.scenario.empty() && !made)) {
     throw InputError(
         "kvbench repeat: give N and a scenario file (or flags that edit the quick "

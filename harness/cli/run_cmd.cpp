@@ -41,10 +41,11 @@ struct RunCliOptions {
 
 // Runs the scenario, or completes (--resume) or extends (--extend) a run folder.
 run::RunSummary run_or_continue(const RunCliOptions& o, run::RunOptions ro) {
-  if ((o.edits.any() || !o.scenario_out.empty()) && (!o.resume.empty() || !o.extend.empty())) {
+  const auto edits = edits_with_models(o.edits, o.server.models);
+  if ((edits.any() || !o.scenario_out.empty()) && (!o.resume.empty() || !o.extend.empty())) {
     throw InputError(fmt::format("kvbench run: {} edit a scenario: a run folder ({}) keeps its own",
                                  o.scenario_out.empty()
-                                     ? fmt::format("{}", fmt::join(o.edits.flags(), ", "))
+                                     ? fmt::format("{}", fmt::join(edits.flags(), ", "))
                                      : "--scenario-out",
                                  o.resume.empty() ? "--extend" : "--resume"));
   }
@@ -58,7 +59,7 @@ run::RunSummary run_or_continue(const RunCliOptions& o, run::RunOptions ro) {
     process::install_signal_handlers();
     return servers::resume_run(o.resume, ro);
   }
-  const auto s = scenario_to_run(o.scenario, o.edits, ro);
+  const auto s = scenario_to_run(o.scenario, edits, ro);
   if (!o.scenario_out.empty()) {
     write_scenario_out(o.scenario_out, s);
   }
@@ -73,8 +74,8 @@ int run_run(const RunCliOptions& o) {
   const auto targets = resolve_outputs(o.out, report::report_formats(), "run");
   run::RunOptions ro = to_run_options(o.server);
   ro.trace_shard = o.trace_shard;
-  if (o.scenario.empty() && o.resume.empty() && o.extend.empty() && !o.edits.any() &&
-      o.server.url.empty()) {
+  if (o.scenario.empty() && o.resume.empty() && o.extend.empty() &&
+      !edits_with_models(o.edits, o.server.models).any() && o.server.url.empty()) {
     throw InputError(
         "kvbench run: give a scenario file, flags that edit the quick start (--prompt-tokens "
         "256,1024, ...), --url URL, --resume RUN_DIR or --extend RUN_DIR");

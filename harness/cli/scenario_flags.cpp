@@ -44,7 +44,10 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e) {
   add_number(cmd, "--max-tokens", e.max_tokens, "Tokens decoded per call");
   add_number(cmd, "--seed", e.seed, "Seed of the shuffle and the prompts");
   add_number(cmd, "--threads", e.threads, "Threads of a managed server");
-  for (const char* flag : {"--repeats", "--block-repeats", "--max-tokens", "--seed", "--threads"}) {
+  add_number(cmd, "--gpu-layers", e.gpu_layers,
+             "Layers on the GPU (llama-server's -ngl, Ollama's num_gpu)");
+  for (const char* flag :
+       {"--repeats", "--block-repeats", "--max-tokens", "--seed", "--threads", "--gpu-layers"}) {
     cmd->get_option(flag)->group(group);
   }
   cmd->add_option("--flash-attn", e.flash_attn, "Flash attention of the server: on, off or auto")
@@ -83,6 +86,14 @@ scenario::Scenario scenario_with_flags(const std::string& arg, const scenario::S
       doc, "",
       flags.empty() ? "the quick start"
                     : fmt::format("the quick start with {}", fmt::join(flags, ", ")));
+}
+
+scenario::ScenarioEdits edits_with_models(scenario::ScenarioEdits e,
+                                          const std::vector<std::string>& models) {
+  if (models.size() > 1) {
+    e.models = models;
+  }
+  return e;
 }
 
 bool sets_field(const scenario::ScenarioEdits& e, std::string_view path) {

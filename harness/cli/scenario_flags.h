@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -24,6 +25,10 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e);
 // name (--kind ollama) takes it.
 scenario::Scenario scenario_with_flags(const std::string& arg, const scenario::ScenarioEdits& e,
                                        bool attached, const std::string& model = "");
+
+// `e` with --model's models where it was given twice or more (one variant each).
+scenario::ScenarioEdits edits_with_models(scenario::ScenarioEdits e,
+                                          const std::vector<std::string>& models);
 
 // Whether the flags give the field at dotted `path` with --set.
 bool sets_field(const scenario::ScenarioEdits& e, std::string_view path);

@@ -23,8 +23,10 @@ void add_server_options(CLI::App* cmd, ServerCliOptions& o, const std::string& r
       ->type_name("FILE")
       ->group(group);
   if (model_and_url) {
-    cmd->add_option("--model", o.model,
-                    "Model: a GGUF path, synthetic:<preset>, or an Ollama model name")
+    cmd->add_option("--model", o.models,
+                    "Model: a GGUF path, synthetic:<preset>, or an Ollama model name; given "
+                    "twice or more, one variant per model, compared side by side")
+        ->allow_extra_args(false)
         ->type_name("MODEL")
         ->group(group);
     cmd->add_option("--url", o.url, "Attach to a running server at this URL instead")
@@ -110,7 +112,7 @@ run::RunOptions to_run_options(const ServerCliOptions& o) {
   run::RunOptions ro;
   ro.results_root = o.results;
   ro.server_binary = o.server_bin;
-  ro.model = o.model;
+  ro.model = o.models.size() == 1 ? o.models.front() : "";
   ro.url = o.url;
   ro.models_dir = o.models_dir;
   const run::ProgressStyle style = progress_style(o.quiet, o.verbose, o.color);

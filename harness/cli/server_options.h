@@ -15,7 +15,7 @@ namespace kvbench::cli {
 struct ServerCliOptions {
   std::string results = "results";
   std::string server_bin;
-  std::string model;
+  std::vector<std::string> models;  // --model, repeatable: two or more make variants
   std::string url;
   std::string models_dir;
   int start_timeout_s = 300;

@@ -27,6 +27,12 @@ void check_attached_factors(const scenario::Scenario& s) {
   if (s.factors.cache_type.size() > 1) {
     refuse("factors.cache_type", s.factors.cache_type);
   }
+  if (s.server.gpu_layers >= 0 && s.server.kind != scenario::ServerKind::ollama) {
+    throw InputError(fmt::format(
+        "{}: --url: server.gpu_layers (--gpu-layers) is set when a server starts: an attached "
+        "server placed its layers then; start it with its own -ngl, or let kvbench manage it",
+        s.source));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "harness/scenario/edits.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -126,7 +127,53 @@ json& edited_object(json& doc, const char* key) {
   return doc[key];
 }
 
+// The variants two models or more make, the first the baseline.
+void add_model_variants(json& doc, const std::vector<std::string>& models) {
+  if (doc.contains("variants") && !doc["variants"].is_null()) {
+    throw InputError(fmt::format(
+        "--model given {} times makes one variant per model, but the scenario has variants of "
+        "its own: give one --model, or name the models in its variants",
+        models.size()));
+  }
+  const auto names = model_variant_names(models);
+  json variants = json::array();
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    variants.push_back({{"name", names[i]}, {"server", {{"model", models[i]}}}});
+  }
+  edited_object(doc, "server")["model"] = models.front();
+  doc["variants"] = std::move(variants);
+}
+
 }  // namespace
+
+std::vector<std::string> model_variant_names(const std::vector<std::string>& models) {
+  std::vector<std::string> out;
+  for (const auto& m : models) {
+    std::string name = m;
+    if (name.starts_with("synthetic:")) {
+      name = name.substr(10);
+    } else {
+      name =
+          name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+      if (name.size() > 5 && name.ends_with(".gguf")) {
+        name.resize(name.size() - 5);
+      }
+    }
+    for (char& ch : name) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (std::isalnum(u) == 0 && ch != '_' && ch != '.' && ch != '-') {
+        ch = '-';
+      }
+    }
+    name = name.empty() ? "model" : name;
+    std::string unique = name;
+    for (int n = 2; std::find(out.begin(), out.end(), unique) != out.end(); ++n) {
+      unique = fmt::format("{}-{}", name, n);
+    }
+    out.push_back(unique);
+  }
+  return out;
+}
 
 bool ScenarioEdits::any() const {
   return !flags().empty();
@@ -148,9 +195,11 @@ std::vector<std::string> ScenarioEdits::flags() const {
   add(max_tokens.has_value(), "--max-tokens");
   add(seed.has_value(), "--seed");
   add(threads.has_value(), "--threads");
+  add(gpu_layers.has_value(), "--gpu-layers");
   add(!flash_attn.empty(), "--flash-attn");
   add(!kind.empty(), "--kind");
   add(!name.empty(), "--name");
+  add(models.size() > 1, "--model");
   for (const auto& s : sets) {
     out.push_back("--set " + s.substr(0, s.find('=')));
   }
@@ -170,6 +219,9 @@ std::string ScenarioEdits::made_name() const {
   }
   if (!edit_position.empty()) {
     out += fmt::format("-edit{}", fmt::join(edit_position, "-"));
+  }
+  if (models.size() > 1) {
+    out += fmt::format("-{}", fmt::join(model_variant_names(models), "-vs-"));
   }
   return out == "kvbench" ? "kvbench-flags" : out;
 }
@@ -204,10 +256,13 @@ json apply_edits(json doc, const ScenarioEdits& e) {
   set_int("block_repeats", e.block_repeats);
   set_int("max_tokens", e.max_tokens);
   set_int("seed", e.seed);
-  if (e.threads || !e.flash_attn.empty() || !e.kind.empty()) {
+  if (e.threads || e.gpu_layers || !e.flash_attn.empty() || !e.kind.empty()) {
     json& server = edited_object(doc, "server");
     if (e.threads) {
       server["threads"] = *e.threads;
+    }
+    if (e.gpu_layers) {
+      server["gpu_layers"] = *e.gpu_layers;
     }
     if (!e.flash_attn.empty()) {
       server["flash_attn"] = e.flash_attn;
@@ -218,6 +273,9 @@ json apply_edits(json doc, const ScenarioEdits& e) {
   }
   if (!e.name.empty()) {
     doc["name"] = e.name;
+  }
+  if (e.models.size() > 1) {
+    add_model_variants(doc, e.models);
   }
   for (const auto& s : e.sets) {
     apply_set(doc, s);

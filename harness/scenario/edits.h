@@ -22,10 +22,13 @@ struct ScenarioEdits {
   std::optional<int> max_tokens;           // --max-tokens
   std::optional<std::uint64_t> seed;       // --seed
   std::optional<int> threads;              // --threads
+  std::optional<int> gpu_layers;           // --gpu-layers
   std::string flash_attn;                  // --flash-attn on|off|auto
   std::string kind;                        // --kind
   std::string name;                        // --name
   std::vector<std::string> sets;           // --set PATH=VALUE, in order
+  // --model given twice or more: one variant per model (one --model is a server option).
+  std::vector<std::string> models;
 
   // Whether any flag was given.
   bool any() const;
@@ -41,6 +44,13 @@ struct ScenarioEdits {
 // parses, else taken as a string. Missing objects on the path are created. Throws InputError
 // naming the flag for a malformed --set (no '=', an empty or malformed path, an index past the
 // end of an array, a path through a value that is no object or array).
+// Two models or more make the variants (named by model_variant_names, the first the baseline);
+// a scenario with variants of its own is InputError.
 nlohmann::json apply_edits(nlohmann::json doc, const ScenarioEdits& e);
+
+// A variant name per model: a GGUF file's stem, a synthetic preset's name, an Ollama name as
+// written, with any character a variant name cannot hold made '-', and "-2", "-3" after a name
+// already taken. Pure.
+std::vector<std::string> model_variant_names(const std::vector<std::string>& models);
 
 }  // namespace kvbench::scenario

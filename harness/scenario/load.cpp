@@ -83,7 +83,12 @@ Scenario load_scenario(const std::string& path, const ScenarioEdits& edits) {
     return load_scenario(path);
   }
   const std::string source = source_name(path);
-  const auto doc = apply_edits(parse_scenario_json(read_scenario_text(path), source), edits);
+  auto doc = parse_scenario_json(read_scenario_text(path), source);
+  try {
+    doc = apply_edits(std::move(doc), edits);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", source, e.what()));
+  }
   // No line numbers: the edited scenario is no longer the file's text.
   return parse_scenario(doc, "", fmt::format("{} with {}", source, fmt::join(edits.flags(), ", ")));
 }

@@ -49,8 +49,11 @@ struct ServerSpec {
   std::vector<std::string> args;          // extra server arguments, passed verbatim
   int threads = 0;                        // managed: -t; 0 = server default
   std::string flash_attn = "auto";        // managed: -fa on|off|auto
-  std::string api_key_env;                // name of the environment variable with the key
-  std::string endpoint = "chat";          // openai: "chat" or "completions"
+  // Layers on the GPU: llama-server's -ngl (managed), Ollama's num_gpu (per request); -1: the
+  // server's own default.
+  int gpu_layers = -1;
+  std::string api_key_env;        // name of the environment variable with the key
+  std::string endpoint = "chat";  // openai: "chat" or "completions"
   // anthropic: "end" marks the user message with cache_control {"type": "ephemeral"}, so the
   // server may cache the prompt; "none" sends no breakpoint (nothing is cached).
   std::string cache_breakpoint = "none";

@@ -161,6 +161,28 @@ void parse_args(Checker& c, const json& v, const std::string& path, ServerSpec& 
   }
 }
 
+// server.gpu_layers: set before the server starts (a managed llama-server's -ngl, not also in
+// its args), or per request (Ollama's num_gpu); an attached server's layers are where they are.
+void parse_gpu_layers(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
+  if (!v.contains("gpu_layers")) {
+    return;
+  }
+  s.gpu_layers = c.integer(v["gpu_layers"], path + ".gpu_layers", 0, 100000).value_or(-1);
+  for (const auto& a : s.args) {
+    const std::string flag = a.substr(0, a.find('='));
+    if (flag == "-ngl" || flag == "--gpu-layers" || flag == "--n-gpu-layers") {
+      c.problem(path + ".gpu_layers",
+                fmt::format("given twice: as gpu_layers and as '{}' in args; keep one", flag));
+    }
+  }
+  if (!v.contains("url") || s.kind == ServerKind::ollama) {
+    return;
+  }
+  c.problem(path + ".gpu_layers",
+            "an attached server (url) placed its layers when it started: start it with its own "
+            "-ngl, or let kvbench manage the server (no url)");
+}
+
 }  // namespace
 
 void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
@@ -170,7 +192,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   c.keys(v, path,
          {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
-          "endpoint", "cache_breakpoint", "cache_rule"});
+          "endpoint", "cache_breakpoint", "cache_rule", "gpu_layers"});
   parse_kind(c, v, path, s);
   parse_cache_rule(c, v, path, s);
   if (v.contains("model")) {
@@ -193,6 +215,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
       }
     }
   }
+  parse_gpu_layers(c, v, path, s);
   if (v.contains("api_key_env")) {
     s.api_key_env = c.string(v["api_key_env"], path + ".api_key_env", false).value_or("");
   }
@@ -228,6 +251,9 @@ json detail::server_to_json(const ServerSpec& spec) {
   }
   if (traits(spec.kind).has_cache_breakpoint) {
     server["cache_breakpoint"] = spec.cache_breakpoint;
+  }
+  if (spec.gpu_layers >= 0) {
+    server["gpu_layers"] = spec.gpu_layers;
   }
   if (spec.cache_rule.stated()) {
     server["cache_rule"] = {{"min_tokens", spec.cache_rule.min_tokens},

@@ -163,8 +163,8 @@ std::string describe_found(const FoundServer& found, ServerKind kind) {
                          where, found.answered);
       break;
     default:
-      what = fmt::format("an OpenAI-compatible server at {}/v1 ({} answered)", where,
-                         found.answered);
+      what =
+          fmt::format("an OpenAI-compatible server at {}/v1 ({} answered)", where, found.answered);
       break;
   }
   std::string proof;

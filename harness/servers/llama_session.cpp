@@ -55,6 +55,7 @@ class LlamaBlock final : public run::BlockServer {
                                            target.spec.args,
                                            run_dir / fmt::format("server-block{}.log", block.index),
                                            target.api_key};
+      launch_.gpu_layers = target.spec.gpu_layers;
       info.log = launch_.log_path.filename().string();
       managed_ = servers::ManagedServer::start(launch_, transport_, ready_timeout_);
       url = managed_->url();

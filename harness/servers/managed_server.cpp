@@ -37,6 +37,9 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
   if (l.threads > 0) {
     argv.insert(argv.end(), {"-t", std::to_string(l.threads)});
   }
+  if (l.gpu_layers >= 0) {
+    argv.insert(argv.end(), {"-ngl", std::to_string(l.gpu_layers)});
+  }
   argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
   return argv;
 }

@@ -29,6 +29,7 @@ struct LlamaServerLaunch {
   std::vector<std::string> extra_args;  // appended verbatim, one argument each
   std::filesystem::path log_path;
   std::string api_key;  // handed over in the environment, never on the command line
+  int gpu_layers = -1;  // -ngl; -1: the server's default
 };
 
 // The argument vector for `launch` on `port`. Pure.

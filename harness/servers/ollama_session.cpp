@@ -297,7 +297,8 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
   }
   block_info.url = url;
   backend_ = std::make_unique<backend::OllamaBackend>(
-      transport_, url, backend::OllamaTarget{s_.server.model, block.config.num_ctx});
+      transport_, url,
+      backend::OllamaTarget{s_.server.model, block.config.num_ctx, "30m", s_.server.gpu_layers});
   const auto load = backend_->generate_once("Hello", 1);
   if (!load.ok()) {
     throw Error(fmt::format("loading '{}' with num_ctx {} failed: {}", s_.server.model,
@@ -346,8 +347,9 @@ std::vector<backend::Answer> OllamaSession::answers_on_second_start(
     }
     return out;
   }
-  backend::OllamaBackend be(transport_, url,
-                            backend::OllamaTarget{s_.server.model, block.config.num_ctx});
+  backend::OllamaBackend be(
+      transport_, url,
+      backend::OllamaTarget{s_.server.model, block.config.num_ctx, "30m", s_.server.gpu_layers});
   if (!fresh) {
     be.unload();  // attached: the next request loads the model into a fresh runner
   }

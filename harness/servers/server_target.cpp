@@ -57,12 +57,14 @@ void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
 }
 
 // The model and its KV cache at every planned condition against the machine's memory.
-void check_memory(const scenario::Scenario& s, const json& model, bool force) {
+void check_memory(const scenario::Scenario& s, const scenario::ServerSpec& spec, const json& model,
+                  bool force) {
   if (!model.contains("shape") || !model.contains("file_bytes")) {
     return;
   }
   const auto fit = memory_fit(s, model["shape"].get<gguf::ModelShape>(),
-                              model["file_bytes"].get<std::uint64_t>(), available_memory());
+                              model["file_bytes"].get<std::uint64_t>(), available_memory(),
+                              gpu_budget(spec.gpu_layers));
   for (const auto& w : fit.warnings) {
     fmt::print(stderr, "warning: {}: {}\n", s.source, w);
   }
@@ -96,7 +98,7 @@ ServerTarget prepare_llama_target(const scenario::Scenario& s, const scenario::S
     t.server["version"] = version.stdout_text + version.stderr_text;
     t.model = describe_model_file(t.model_path);
     check_cache_types_fit(s, t.model);
-    check_memory(s, t.model, o.force);
+    check_memory(s, spec, t.model, o.force);
     t.model["name"] = spec.model;
     return t;
   }

@@ -82,8 +82,7 @@ TEST(FindKind, OllamaAnswersItsVersionAndServesTheOpenAiApiAtV1) {
   EXPECT_EQ(f.tried.size(), 1U);
   EXPECT_THAT(f.tried.front().second, HasSubstr("without llama-server's"));
   EXPECT_EQ(url_for(f, ServerKind::ollama, "http://127.0.0.1:11434/"), "http://127.0.0.1:11434");
-  EXPECT_EQ(url_for(f, ServerKind::openai, "http://127.0.0.1:11434/"),
-            "http://127.0.0.1:11434/v1");
+  EXPECT_EQ(url_for(f, ServerKind::openai, "http://127.0.0.1:11434/"), "http://127.0.0.1:11434/v1");
   EXPECT_TRUE(serves(ServerKind::ollama, ServerKind::openai));
   EXPECT_FALSE(serves(ServerKind::ollama, ServerKind::llama_server));
   EXPECT_FALSE(serves(ServerKind::llama_server, ServerKind::ollama));

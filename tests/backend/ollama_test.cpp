@@ -219,6 +219,9 @@ TEST(GenerateBody, RawStreamedGreedyWithNumCtx) {
   EXPECT_EQ(p["stream"], false);
   EXPECT_EQ(p["options"]["num_ctx"], 1024);
   EXPECT_EQ(p["options"]["num_predict"], 1);
+  EXPECT_FALSE(p["options"].contains("num_gpu")) << "Ollama's own choice unless set";
+  const json g = generate_body(spec, {"m", 1024, "5m", 20});
+  EXPECT_EQ(g["options"]["num_gpu"], 20) << "server.gpu_layers";
 }
 
 TEST(OllamaBackend, GenerateRequestIsTheStreamedBodyWithTheTimeout) {

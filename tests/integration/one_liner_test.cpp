@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -89,9 +91,9 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
   EXPECT_EQ(timed, 16);
   EXPECT_THAT(read_json(run_dir / "summary.json").dump(), HasSubstr("this_start"));
   // The same server through its OpenAI API: the /v1 base found, the model the server has.
-  const auto openai = run_kvbench({"run", "--url", url, "--kind", "openai", "--prompt-tokens",
-                                   "100", "--repeats", "2", "--max-tokens", "4", "--results",
-                                   (dir / "openai").string(), "-q"});
+  const auto openai =
+      run_kvbench({"run", "--url", url, "--kind", "openai", "--prompt-tokens", "100", "--repeats",
+                   "2", "--max-tokens", "4", "--results", (dir / "openai").string(), "-q"});
   ASSERT_EQ(openai.exit_code, 0) << openai.err;
   const auto openai_run = read_json(only_run_dir(dir / "openai") / "run.json");
   EXPECT_EQ(openai_run["scenario"]["server"]["url"], url + "/v1");
@@ -129,6 +131,64 @@ TEST(OneLiner, AServerStartedByHandIsMeasuredByItsUrl) {
                                   url + ": "));
   EXPECT_FALSE(fs::exists(dir / "x"));
   EXPECT_FALSE(fs::exists(dir / "y"));
+}
+
+// Two models side by side in one line: a variant each, named by the model, blocks A B B A.
+TEST(OneLiner, TwoModelsAreComparedSideBySide) {
+  const fs::path dir = fresh_dir("one_liner_models");
+  const auto synth =
+      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  const auto r = run_kvbench(
+      {"run", "--model", "synthetic:tiny", "--model", (dir / "tiny.gguf").string(),
+       "--prompt-tokens", "64,192", "--repeats", "1", "--block-repeats", "1", "--max-tokens", "4",
+       "--set", "probes.every=0", "--results", (dir / "runs").string(), "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto manifest = read_json(only_run_dir(dir / "runs") / "run.json");
+  EXPECT_EQ(manifest["scenario"]["name"], "kvbench-p64-192-tiny-vs-tiny-2");
+  ASSERT_EQ(manifest["variants"].size(), 2U);
+  EXPECT_EQ(manifest["variants"][1]["name"], "tiny-2");
+  EXPECT_EQ(manifest["variants"][1]["server"]["model"], (dir / "tiny.gguf").string());
+  std::vector<std::string> order;
+  for (const auto& b : manifest["blocks"]) {
+    order.push_back(b["variant"].get<std::string>());
+  }
+  EXPECT_EQ(order.size(), 4U);
+  EXPECT_EQ(order.front(), order.back()) << "A B B A";
+}
+
+// Layers on a GPU (a fixture nvidia-smi on the PATH lists one with 0.2 GiB free): a plan whose
+// share does not fit is refused before any server starts; one that fits starts llama-server with
+// -ngl (a CPU build ignores it).
+TEST(OneLiner, GpuLayersAreHeldAgainstTheGpusFreeMemory) {
+  const fs::path dir = fresh_dir("one_liner_gpu");
+  const auto synth =
+      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  ASSERT_EQ(synth.exit_code, 0) << synth.err;
+  fs::create_directories(dir / "bin");
+  write_file(dir / "bin", "nvidia-smi",
+             "#!/bin/sh\n# fixture: one GPU, 8192 MiB of which 8000 used\n"
+             "echo '0, 8192, 8000, 550.54.15, NVIDIA Fixture'\n");
+  fs::permissions(dir / "bin" / "nvidia-smi", fs::perms::owner_all);
+  const std::vector<std::pair<std::string, std::string>> path = {
+      {"PATH", (dir / "bin").string() + ":" + std::getenv("PATH")}};
+  const auto big = run_kvbench(
+      {"run", "--model", (dir / "tiny.gguf").string(), "--gpu-layers", "99", "--prompt-tokens",
+       "64", "--num-ctx", "2097152", "--results", (dir / "big").string(), "-q"},
+      600, path);
+  EXPECT_EQ(big.exit_code, 2) << big.err;
+  EXPECT_THAT(big.err, HasSubstr("puts 0.5 GiB on the GPU (2 of the model's 2 layers"));
+  EXPECT_THAT(big.err, HasSubstr("free on GPU 0 (NVIDIA Fixture) (nvidia-smi)"));
+  EXPECT_FALSE(fs::exists(dir / "big"));
+  const auto fits =
+      run_kvbench({"run", "--model", (dir / "tiny.gguf").string(), "--gpu-layers", "99",
+                   "--prompt-tokens", "64", "--repeats", "1", "--block-repeats", "1",
+                   "--max-tokens", "4", "--results", (dir / "fits").string(), "-q"},
+                  600, path);
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  const auto manifest = read_json(only_run_dir(dir / "fits") / "run.json");
+  EXPECT_EQ(manifest["scenario"]["server"]["gpu_layers"], 99);
+  EXPECT_THAT(manifest["blocks"][0]["argv"].dump(), HasSubstr(R"("-ngl","99")"));
 }
 
 // A model whose KV cache at the planned window cannot fit (256 layers of 4 KV heads of 16: 64 KiB

@@ -123,5 +123,71 @@ TEST(ScenarioEdits, ANameMadeFromTheFlags) {
   EXPECT_TRUE(e.any());
 }
 
+// --model given twice or more: one variant per model, named by it, the first the baseline, its
+// blocks interleaved as any variants' are.
+TEST(ScenarioEdits, TwoModelsAreTwoVariants) {
+  ScenarioEdits e;
+  e.models = {"/m/tiny.gguf", "synthetic:small", "/other/tiny.gguf", "llama3.2:1b"};
+  EXPECT_EQ(model_variant_names(e.models),
+            (std::vector<std::string>{"tiny", "small", "tiny-2", "llama3.2-1b"}));
+  EXPECT_EQ(e.flags(), std::vector<std::string>{"--model"});
+  e.models = {"/m/tiny.gguf", "synthetic:small"};
+  e.prompt_tokens = {256};
+  EXPECT_EQ(e.made_name(), "kvbench-p256-tiny-vs-small");
+  const auto s = parse_scenario(apply_edits(kFile, e), "", "s.json with --model");
+  ASSERT_EQ(s.variants.size(), 2U);
+  EXPECT_EQ(s.variants[0].name, "tiny");
+  EXPECT_EQ(s.variants[0].server.model, "/m/tiny.gguf");
+  EXPECT_EQ(s.variants[1].server.model, "synthetic:small");
+  EXPECT_EQ(s.gate.baseline, "tiny");
+  const auto p = plan::make_plan(s);
+  std::vector<std::string> order;
+  for (const auto& b : p.blocks) {
+    order.push_back(b.config.variant);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"tiny", "small", "small", "tiny"}))
+      << "counterbalanced, as variants are";
+  // A scenario with variants of its own keeps them: two models are refused.
+  json with_variants = kFile;
+  with_variants["variants"] = json::parse(R"([{"name": "a"}, {"name": "b"}])");
+  try {
+    apply_edits(with_variants, e);
+    FAIL() << "expected InputError";
+  } catch (const InputError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("--model given 2 times makes one variant per model, but the "
+                                      "scenario has variants of its own"));
+  }
+}
+
+// --gpu-layers: llama-server's -ngl when kvbench starts it, Ollama's num_gpu per request; written
+// into the resolved scenario only where it is set, so older scenarios keep their hash.
+TEST(ScenarioEdits, GpuLayersIsSetWhereTheServerTakesIt) {
+  ScenarioEdits e;
+  e.gpu_layers = 99;
+  EXPECT_EQ(e.flags(), std::vector<std::string>{"--gpu-layers"});
+  const auto s = parse_scenario(apply_edits(kFile, e), "", "s.json with --gpu-layers");
+  EXPECT_EQ(s.server.gpu_layers, 99);
+  EXPECT_EQ(s.resolved["server"]["gpu_layers"], 99);
+  EXPECT_FALSE(parse_scenario(kFile.dump(), "x.json").resolved["server"].contains("gpu_layers"));
+  const auto refused = [](const std::string& server) {
+    try {
+      parse_scenario(
+          R"({"name": "g", "factors": {"prompt_tokens": [256]}, "server": )" + server + "}",
+          "g.json");
+    } catch (const InputError& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(refused(R"({"gpu_layers": 10, "args": ["-ngl", "20"]})"),
+              HasSubstr("server.gpu_layers: given twice: as gpu_layers and as '-ngl' in args"));
+  EXPECT_THAT(refused(R"({"gpu_layers": 10, "url": "http://127.0.0.1:8080"})"),
+              HasSubstr("server.gpu_layers: an attached server (url) placed its layers"));
+  EXPECT_EQ(refused(R"({"kind": "ollama", "model": "qwen3:0.6b", "gpu_layers": 10,
+    "url": "http://127.0.0.1:11434"})"),
+            "")
+      << "Ollama takes num_gpu per request";
+}
+
 }  // namespace
 }  // namespace kvbench::scenario
