@@ -79,6 +79,12 @@ void write_run_header(std::ostream& out, const RunReport& report) {
                      version.empty() ? "" : ", " + version);
   const json model = run.model.is_object() ? run.model : json::object();
   out << fmt::format("- model: {}\n", model.value("name", model.value("path", "?")));
+  // What was found before the server started (a num_ctx beyond the trained context).
+  if (model.contains("warnings") && model["warnings"].is_array()) {
+    for (const auto& w : model["warnings"]) {
+      out << fmt::format("- model: warning: {}\n", w.is_string() ? w.get<std::string>() : w.dump());
+    }
+  }
   if (run.machine) {
     out << fmt::format("- machine: {}, {} logical cores\n", run.machine->cpu_model,
                        run.machine->logical_cores);

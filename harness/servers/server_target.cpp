@@ -56,8 +56,9 @@ void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
   }
 }
 
-// The model and its KV cache at every planned condition against the machine's memory.
-void check_memory(const scenario::Scenario& s, const scenario::ServerSpec& spec, const json& model,
+// The model and its KV cache at every planned condition against the machine's memory; what it
+// warns of is kept with the model for the report.
+void check_memory(const scenario::Scenario& s, const scenario::ServerSpec& spec, json& model,
                   bool force) {
   if (!model.contains("shape") || !model.contains("file_bytes")) {
     return;
@@ -67,6 +68,9 @@ void check_memory(const scenario::Scenario& s, const scenario::ServerSpec& spec,
                               gpu_budget(spec.gpu_layers));
   for (const auto& w : fit.warnings) {
     fmt::print(stderr, "warning: {}: {}\n", s.source, w);
+  }
+  if (!fit.warnings.empty()) {
+    model["warnings"] = fit.warnings;
   }
   check_memory_fit(fit, s.source, force);
 }

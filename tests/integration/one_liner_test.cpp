@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -162,8 +164,8 @@ TEST(OneLiner, TwoModelsAreComparedSideBySide) {
 // -ngl (a CPU build ignores it).
 TEST(OneLiner, GpuLayersAreHeldAgainstTheGpusFreeMemory) {
   const fs::path dir = fresh_dir("one_liner_gpu");
-  const auto synth =
-      run_kvbench({"model", "synth", "--preset", "tiny", "-o", (dir / "tiny.gguf").string()});
+  const auto synth = run_kvbench({"model", "synth", "--preset", "tiny", "--ctx-train", "2048", "-o",
+                                  (dir / "tiny.gguf").string()});
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
   fs::create_directories(dir / "bin");
   write_file(dir / "bin", "nvidia-smi",
@@ -189,6 +191,11 @@ TEST(OneLiner, GpuLayersAreHeldAgainstTheGpusFreeMemory) {
   const auto manifest = read_json(only_run_dir(dir / "fits") / "run.json");
   EXPECT_EQ(manifest["scenario"]["server"]["gpu_layers"], 99);
   EXPECT_THAT(manifest["blocks"][0]["argv"].dump(), HasSubstr(R"("-ngl","99")"));
+  // The quick start's 4,096 tokens are beyond this model's trained 2,048: the report says so.
+  std::ifstream md(only_run_dir(dir / "fits") / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(report, HasSubstr("- model: warning: num_ctx 4096 is beyond the model's trained "
+                                "context of 2048 tokens"));
 }
 
 // A model whose KV cache at the planned window cannot fit (256 layers of 4 KV heads of 16: 64 KiB
