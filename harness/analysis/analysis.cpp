@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/cache_level.h"
 #include "harness/core/error.h"
 
 namespace kvbench::analysis {
@@ -116,7 +117,18 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   const bool vary_variant = distinct(timed, [](const CallRecord& r) { return r.variant; }) > 1;
   const bool vary_prompt = distinct(timed, [](const CallRecord& r) { return r.prompt_tokens; }) > 1;
   const bool vary_ctx = distinct(timed, [](const CallRecord& r) { return r.num_ctx; }) > 1;
-  const bool vary_kv = distinct(timed, [](const CallRecord& r) { return r.cache_type; }) > 1;
+  const bool split = std::any_of(timed.begin(), timed.end(), [](const CallRecord* r) {
+    return cache_halves(r->cache_type).split();
+  });
+  // Both halves as one factor (cache_type=q8_0), or K and V apart where a pair differs.
+  const bool vary_kv =
+      !split && distinct(timed, [](const CallRecord& r) { return r.cache_type; }) > 1;
+  const bool vary_k = split && distinct(timed, [](const CallRecord& r) {
+                                 return cache_halves(r.cache_type).k;
+                               }) > 1;
+  const bool vary_v = split && distinct(timed, [](const CallRecord& r) {
+                                 return cache_halves(r.cache_type).v;
+                               }) > 1;
   if (vary_prompt) {
     d.spec.numeric.emplace_back("prompt_ktokens");
   }
@@ -128,6 +140,12 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   }
   if (vary_kv) {
     d.spec.categorical.push_back({"cache_type", "f16"});
+  }
+  if (vary_k) {
+    d.spec.categorical.push_back({"cache_type_k", "f16"});
+  }
+  if (vary_v) {
+    d.spec.categorical.push_back({"cache_type_v", "f16"});
   }
   std::vector<std::optional<double>> clock;
   for (const auto* r : timed) {
@@ -147,6 +165,12 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
     }
     if (vary_kv) {
       row.categorical.push_back(r->cache_type);
+    }
+    if (vary_k) {
+      row.categorical.push_back(cache_halves(r->cache_type).k);
+    }
+    if (vary_v) {
+      row.categorical.push_back(cache_halves(r->cache_type).v);
     }
     row.elapsed_min = elapsed_minutes(*r, t0);
     row.value = *v;
@@ -316,80 +340,6 @@ Analysis analyze(const std::vector<CallRecord>& calls, std::uint64_t seed,
   a.effects = estimate_effects(timed, reference, starts);
   a.verdict = judge_effects(a.effects, checks);
   return a;
-}
-
-void to_json(json& j, const MetricModel& m) {
-  j = {{"metric", m.metric},
-       {"numeric", m.numeric},
-       {"categorical", m.categorical},
-       {"n", m.n},
-       {"validity", m.validity},
-       {"additive_validity", m.additive_validity},
-       {"log_validity", m.log_validity}};
-  if (m.slowdown) {
-    j["slowdown"] = *m.slowdown;
-  }
-  if (!m.slowdown_error.empty()) {
-    j["slowdown_error"] = m.slowdown_error;
-  }
-  if (m.fit) {
-    j["fit"] = *m.fit;
-  }
-  if (m.huber) {
-    j["huber"] = *m.huber;
-  }
-  if (m.durbin_watson_t2) {
-    j["durbin_watson_t2"] = *m.durbin_watson_t2;
-  }
-  if (!m.error.empty()) {
-    j["error"] = m.error;
-  }
-}
-
-void to_json(json& j, const ProbeDrift& p) {
-  j = {{"metric", p.metric}, {"t_min", p.t_min}, {"values", p.values}};
-  if (p.fit) {
-    j["theil_sen"] = *p.fit;
-  }
-  if (p.relative_drift) {
-    j["relative_drift"] = *p.relative_drift;
-  }
-  if (p.relative_drift_ci) {
-    j["relative_drift_ci"] = {p.relative_drift_ci->lower, p.relative_drift_ci->upper};
-  }
-}
-
-void to_json(json& j, const Analysis& a) {
-  json conds = json::array();
-  for (const auto& c : a.conditions) {
-    json ms = json::object();
-    for (const auto& [k, s] : c.metrics) {
-      ms[k] = s;
-    }
-    json cj = {{"num_ctx", c.num_ctx},
-               {"cache_type", c.cache_type},
-               {"prompt_tokens", c.prompt_tokens},
-               {"metrics", ms}};
-    if (!c.variant.empty()) {
-      cj["variant"] = c.variant;
-    }
-    conds.push_back(std::move(cj));
-  }
-  j = {{"conditions", conds},
-       {"models", a.models},
-       {"probes", a.probes},
-       {"timed_ok", a.timed_ok},
-       {"timed_failed", a.timed_failed},
-       {"effects", a.effects.effects},
-       {"effects_withheld", a.effects.withheld},
-       {"spikes", a.effects.spikes},
-       {"round_levels", a.effects.round_levels}};
-  if (a.verdict.present) {
-    j["verdict"] = a.verdict;
-  }
-  if (a.corr_prompt_time) {
-    j["corr_prompt_time"] = *a.corr_prompt_time;
-  }
 }
 
 }  // namespace kvbench::analysis

@@ -9,6 +9,7 @@
 
 #include "harness/analysis/analysis.h"
 #include "harness/analysis/effects_detail.h"
+#include "harness/core/cache_level.h"
 #include "harness/core/error.h"
 #include "harness/core/optional_json.h"
 #include "harness/stats/distributions.h"
@@ -42,13 +43,23 @@ namespace {
 
 std::vector<RestartFactor> varying_factors(const std::vector<const CallRecord*>& calls,
                                            const std::string& reference_variant) {
+  // K and V apart where a pair differs (cache_type_k=q8_0, cache_type_v=f16); else both as one,
+  // named as before (cache_type=q8_0).
+  const bool split = std::any_of(calls.begin(), calls.end(), [](const CallRecord* r) {
+    return cache_halves(r->cache_type).split();
+  });
   const RestartFactor all[] = {
       {"variant", [](const CallRecord& r) { return r.variant; }, reference_variant},
       {"cache_type", [](const CallRecord& r) { return r.cache_type; }, "f16"},
+      {"cache_type_k", [](const CallRecord& r) { return cache_halves(r.cache_type).k; }, "f16"},
+      {"cache_type_v", [](const CallRecord& r) { return cache_halves(r.cache_type).v; }, "f16"},
       {"num_ctx", [](const CallRecord& r) { return std::to_string(r.num_ctx); }, ""},
   };
   std::vector<RestartFactor> out;
   for (const auto& f : all) {
+    if (f.name.starts_with("cache_type") && (f.name == "cache_type") == split) {
+      continue;
+    }
     std::set<std::string> levels;
     for (const auto* r : calls) {
       levels.insert(f.level(*r));

@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 
+#include "harness/core/cache_level.h"
 #include "harness/core/error.h"
 #include "harness/kv/kv_arith.h"
 #include "harness/stats/ols.h"
@@ -26,8 +27,8 @@ std::optional<std::uint64_t> arithmetic_bytes_per_token(
   if (!shape) {
     return std::nullopt;
   }
-  const auto a = kv::arithmetic_for(*shape, type);
-  return a ? a->bytes_per_token : std::nullopt;
+  const auto a = kv::level_bytes_per_token(*shape, type);  // both halves, or K/V apart
+  return a ? std::optional(a->total()) : std::nullopt;
 }
 
 // The slots the block's server held, each with num_ctx: a managed Ollama's num_parallel, else a
@@ -46,6 +47,31 @@ std::optional<std::uint32_t> server_slots(const results::BlockInfo& b) {
   return b.slots ? count(*b.slots).value_or(1U) : 1U;
 }
 
+// A split pair's arithmetic per half beside the log's K and V sizes.
+std::optional<BlockMemoryRow::Halves> halves_of(const results::BlockInfo& info,
+                                                const std::optional<gguf::ModelShape>& shape,
+                                                std::uint64_t cells) {
+  if (!shape || !cache_halves(info.cache_type).split()) {
+    return std::nullopt;
+  }
+  const auto bpt = kv::level_bytes_per_token(*shape, info.cache_type);
+  if (!bpt) {
+    return std::nullopt;
+  }
+  BlockMemoryRow::Halves h{bpt->k * cells, bpt->v * cells, std::nullopt, std::nullopt};
+  if (info.memory.server_log && !info.memory.server_log->kv.empty()) {
+    double k = 0;
+    double v = 0;
+    for (const auto& t : info.memory.server_log->kv) {
+      k += t.k_mib;
+      v += t.v_mib;
+    }
+    h.k_logged_bytes = static_cast<std::uint64_t>(std::llround(k * 1024.0 * 1024.0));
+    h.v_logged_bytes = static_cast<std::uint64_t>(std::llround(v * 1024.0 * 1024.0));
+  }
+  return h;
+}
+
 BlockMemoryRow row_of(const results::BlockInfo& info,
                       const std::optional<gguf::ModelShape>& shape) {
   const results::ServerMemory& m = info.memory;
@@ -60,6 +86,7 @@ BlockMemoryRow row_of(const results::BlockInfo& info,
   if (const auto bpt = arithmetic_bytes_per_token(shape, r.cache_type); bpt && slots) {
     r.kv_arithmetic_bytes = *bpt * r.cells;
   }
+  r.kv_halves = halves_of(info, shape, r.cells);
   r.rss_after_load_bytes = rss_of(m.after_load);
   r.rss_after_longest_bytes = rss_of(m.after_longest_prompt);
   if (m.after_longest_prompt) {

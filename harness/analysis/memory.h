@@ -31,6 +31,15 @@ struct BlockMemoryRow {
   std::string cache_type;
   std::optional<std::uint64_t> kv_logged_bytes;
   std::optional<std::uint64_t> kv_arithmetic_bytes;  // the block's cache type at its cells
+  // K and V apart, where the block's pair differs (q8_0 keys, f16 values): the arithmetic per
+  // half at its cells, and the log's K and V sizes (absent without a totals line).
+  struct Halves {
+    std::uint64_t k_arithmetic_bytes = 0;
+    std::uint64_t v_arithmetic_bytes = 0;
+    std::optional<std::uint64_t> k_logged_bytes;
+    std::optional<std::uint64_t> v_logged_bytes;
+  };
+  std::optional<Halves> kv_halves;
   std::optional<std::uint64_t> rss_after_load_bytes;
   std::optional<std::uint64_t> rss_after_longest_bytes;
   int longest_prompt_tokens = 0;

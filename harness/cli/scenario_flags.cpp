@@ -30,7 +30,17 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e) {
       ->delimiter(',')
       ->type_name("N,...")
       ->group(group);
-  cmd->add_option("--cache-type", e.cache_type, "KV cache types, e.g. f16,q8_0")
+  cmd->add_option("--cache-type", e.cache_type, "KV cache types (K and V alike), e.g. f16,q8_0")
+      ->delimiter(',')
+      ->type_name("TYPE,...")
+      ->group(group);
+  cmd->add_option("--cache-type-k", e.cache_type_k,
+                  "K cache types, crossed with --cache-type-v, e.g. f16,q8_0")
+      ->delimiter(',')
+      ->type_name("TYPE,...")
+      ->group(group);
+  cmd->add_option("--cache-type-v", e.cache_type_v,
+                  "V cache types, crossed with --cache-type-k, e.g. f16,q8_0")
       ->delimiter(',')
       ->type_name("TYPE,...")
       ->group(group);

@@ -1,5 +1,7 @@
 #include "harness/kv/kv_arith.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
@@ -36,6 +38,36 @@ std::optional<TypeArithmetic> arithmetic_for(const gguf::ModelShape& shape, std:
     }
   }
   return std::nullopt;
+}
+
+std::optional<HalfBytes> level_bytes_per_token(const gguf::ModelShape& shape,
+                                               std::string_view level) {
+  const auto slash = level.find('/');
+  const auto k = gguf::ggml_type_from_name(level.substr(0, slash));
+  const auto v =
+      gguf::ggml_type_from_name(slash == std::string_view::npos ? level : level.substr(slash + 1));
+  const auto accepted = [](std::optional<gguf::GgmlType> t) {
+    const auto& all = gguf::kv_cache_types();
+    return t && std::find(all.begin(), all.end(), *t) != all.end();
+  };
+  if (!accepted(k) || !accepted(v)) {
+    return std::nullopt;
+  }
+  const gguf::GgmlTypeInfo& ki = gguf::ggml_type_info(*k);
+  const gguf::GgmlTypeInfo& vi = gguf::ggml_type_info(*v);
+  HalfBytes out;
+  for (std::uint32_t layer = 0; layer < shape.n_layer; ++layer) {
+    const std::uint64_t heads =
+        layer < shape.n_head_kv_layers.size() ? shape.n_head_kv_layers[layer] : shape.n_head_kv;
+    const std::uint64_t nk = heads * shape.head_dim_k;
+    const std::uint64_t nv = heads * shape.head_dim_v;
+    if (nk % ki.block_size != 0 || nv % vi.block_size != 0) {
+      return std::nullopt;
+    }
+    out.k += gguf::row_size(*k, nk);
+    out.v += gguf::row_size(*v, nv);
+  }
+  return out;
 }
 
 std::uint64_t cache_bytes(const CacheLayout& layout, std::uint64_t bytes_per_token) {

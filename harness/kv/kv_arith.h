@@ -46,6 +46,17 @@ std::vector<TypeArithmetic> arithmetic_for_all_types(const gguf::ModelShape& sha
 // The arithmetic of one type by name; std::nullopt for a name llama.cpp does not accept.
 std::optional<TypeArithmetic> arithmetic_for(const gguf::ModelShape& shape, std::string_view name);
 
+// Bytes one token takes in each half of a KV cache setting: `level` names both halves ("q8_0")
+// or K and V apart ("q8_0/f16", scenario::cache_halves). nullopt for a name llama.cpp does not
+// accept, or a half whose rows are not whole blocks.
+struct HalfBytes {
+  std::uint64_t k = 0;
+  std::uint64_t v = 0;
+  std::uint64_t total() const { return k + v; }
+};
+std::optional<HalfBytes> level_bytes_per_token(const gguf::ModelShape& shape,
+                                               std::string_view level);
+
 // Total KV bytes of `layout` at `bytes_per_token` (cells x bytes per token).
 std::uint64_t cache_bytes(const CacheLayout& layout, std::uint64_t bytes_per_token);
 

@@ -17,6 +17,36 @@ using analysis::Effect;
 using nlohmann::json;
 
 constexpr double kFindingMiB = 1024.0 * 1024.0;
+// Half of the 0.01 MiB a server log prints its KV sizes to, rounded up (5,243 bytes).
+constexpr std::uint64_t kLoggedMibHalfStep = 5243;
+
+// A split pair's halves: " with K 4.00 MiB and V 2.12 MiB, each as the arithmetic says", or
+// what the arithmetic says of each where the log differs; empty for a pair of one type.
+std::string halves_text(const analysis::BlockMemoryRow& b) {
+  if (!b.kv_halves) {
+    return "";
+  }
+  const auto& h = *b.kv_halves;
+  const auto mib = [](std::uint64_t v) {
+    return finding_number(static_cast<double>(v) / kFindingMiB);
+  };
+  const auto near = [](std::optional<std::uint64_t> logged, std::uint64_t arithmetic) {
+    return logged && (*logged > arithmetic ? *logged - arithmetic : arithmetic - *logged) <=
+                         kLoggedMibHalfStep;
+  };
+  if (!h.k_logged_bytes || !h.v_logged_bytes) {
+    return fmt::format(", K {} MiB and V {} MiB by the arithmetic", mib(h.k_arithmetic_bytes),
+                       mib(h.v_arithmetic_bytes));
+  }
+  if (near(h.k_logged_bytes, h.k_arithmetic_bytes) &&
+      near(h.v_logged_bytes, h.v_arithmetic_bytes)) {
+    return fmt::format(", K {} MiB and V {} MiB, each as the arithmetic says",
+                       mib(*h.k_logged_bytes), mib(*h.v_logged_bytes));
+  }
+  return fmt::format(", K {} MiB and V {} MiB (the arithmetic says {} and {})",
+                     mib(*h.k_logged_bytes), mib(*h.v_logged_bytes), mib(h.k_arithmetic_bytes),
+                     mib(h.v_arithmetic_bytes));
+}
 
 // The reference level of a factor: the level of the conditions that no effect names.
 std::string reference_of(const RunReport& r, const std::string& factor) {
@@ -145,12 +175,17 @@ std::optional<Finding> memory_finding(const RunReport& r) {
                     b.kv_logged_bytes ? mib(*b.kv_logged_bytes) : mib(*b.kv_arithmetic_bytes),
                     grouped(static_cast<long long>(b.cells)), b.cache_type);
     if (b.kv_logged_bytes && b.kv_arithmetic_bytes) {
-      part += *b.kv_logged_bytes == *b.kv_arithmetic_bytes
+      // The log prints MiB with two decimals: within half of the last one, they agree.
+      const auto diff = *b.kv_logged_bytes > *b.kv_arithmetic_bytes
+                            ? *b.kv_logged_bytes - *b.kv_arithmetic_bytes
+                            : *b.kv_arithmetic_bytes - *b.kv_logged_bytes;
+      part += diff <= kLoggedMibHalfStep
                   ? " (as the arithmetic says)"
                   : fmt::format(" (the arithmetic says {})", mib(*b.kv_arithmetic_bytes));
     } else if (!b.kv_logged_bytes) {
       part += " (by the arithmetic; the server logged none)";
     }
+    part += halves_text(b);
     parts.push_back(part);
   }
   if (parts.empty() && grew < 0) {

@@ -171,6 +171,13 @@ json memory_json(const MemoryAnalysis& a) {
                       {"peak_rss_bytes", json_opt(r.peak_rss_bytes)},
                       {"gpu_after_load_bytes", json_opt(r.gpu_after_load_bytes)},
                       {"notes", r.notes}});
+    if (r.kv_halves) {
+      const auto& h = *r.kv_halves;
+      blocks.back()["kv_halves"] = {{"k_arithmetic_bytes", h.k_arithmetic_bytes},
+                                    {"v_arithmetic_bytes", h.v_arithmetic_bytes},
+                                    {"k_logged_bytes", json_opt(h.k_logged_bytes)},
+                                    {"v_logged_bytes", json_opt(h.v_logged_bytes)}};
+    }
   }
   json sweeps = json::array();
   for (const auto& s : a.sweeps) {

@@ -127,6 +127,36 @@ json& edited_object(json& doc, const char* key) {
   return doc[key];
 }
 
+// --cache-type sets both halves; --cache-type-k and --cache-type-v set one each, the other
+// keeping the file's levels (its cache_type_k or _v, else its cache_type, else f16).
+void edit_cache_types(json& factors, const ScenarioEdits& e) {
+  if (!e.cache_type.empty() && (!e.cache_type_k.empty() || !e.cache_type_v.empty())) {
+    throw InputError(
+        "--cache-type sets both halves of the KV cache: give it, or --cache-type-k and "
+        "--cache-type-v, not both");
+  }
+  if (!e.cache_type.empty()) {
+    factors.erase("cache_type_k");
+    factors.erase("cache_type_v");
+    factors["cache_type"] = e.cache_type;
+    return;
+  }
+  if (e.cache_type_k.empty() && e.cache_type_v.empty()) {
+    return;
+  }
+  const json both = factors.contains("cache_type") ? factors["cache_type"] : json::array({"f16"});
+  const auto half = [&](const char* key, const std::vector<std::string>& given) {
+    if (!given.empty()) {
+      factors[key] = given;
+    } else if (!factors.contains(key)) {
+      factors[key] = both;
+    }
+  };
+  half("cache_type_k", e.cache_type_k);
+  half("cache_type_v", e.cache_type_v);
+  factors.erase("cache_type");
+}
+
 // The variants two models or more make, the first the baseline.
 void add_model_variants(json& doc, const std::vector<std::string>& models) {
   if (doc.contains("variants") && !doc["variants"].is_null()) {
@@ -189,6 +219,8 @@ std::vector<std::string> ScenarioEdits::flags() const {
   add(!prompt_tokens.empty(), "--prompt-tokens");
   add(!num_ctx.empty(), "--num-ctx");
   add(!cache_type.empty(), "--cache-type");
+  add(!cache_type_k.empty(), "--cache-type-k");
+  add(!cache_type_v.empty(), "--cache-type-v");
   add(!edit_position.empty(), "--edit-position");
   add(repeats.has_value(), "--repeats");
   add(block_repeats.has_value(), "--block-repeats");
@@ -217,6 +249,12 @@ std::string ScenarioEdits::made_name() const {
   if (!cache_type.empty()) {
     out += fmt::format("-{}", fmt::join(cache_type, "-"));
   }
+  if (!cache_type_k.empty()) {
+    out += fmt::format("-k{}", fmt::join(cache_type_k, "-"));
+  }
+  if (!cache_type_v.empty()) {
+    out += fmt::format("-v{}", fmt::join(cache_type_v, "-"));
+  }
   if (!edit_position.empty()) {
     out += fmt::format("-edit{}", fmt::join(edit_position, "-"));
   }
@@ -237,9 +275,7 @@ json apply_edits(json doc, const ScenarioEdits& e) {
   if (!e.num_ctx.empty()) {
     factors["num_ctx"] = e.num_ctx;
   }
-  if (!e.cache_type.empty()) {
-    factors["cache_type"] = e.cache_type;
-  }
+  edit_cache_types(factors, e);
   if (!e.edit_position.empty()) {
     json positions = json::array();
     for (const auto& p : e.edit_position) {

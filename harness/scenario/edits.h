@@ -16,6 +16,8 @@ struct ScenarioEdits {
   std::vector<int> prompt_tokens;          // --prompt-tokens
   std::vector<int> num_ctx;                // --num-ctx
   std::vector<std::string> cache_type;     // --cache-type
+  std::vector<std::string> cache_type_k;   // --cache-type-k
+  std::vector<std::string> cache_type_v;   // --cache-type-v
   std::vector<std::string> edit_position;  // --edit-position: fractions, or "none"
   std::optional<int> repeats;              // --repeats
   std::optional<int> block_repeats;        // --block-repeats
@@ -44,6 +46,8 @@ struct ScenarioEdits {
 // parses, else taken as a string. Missing objects on the path are created. Throws InputError
 // naming the flag for a malformed --set (no '=', an empty or malformed path, an index past the
 // end of an array, a path through a value that is no object or array).
+// --cache-type-k and --cache-type-v make the factors' K and V halves (a half not given keeps
+// the file's levels), --cache-type both; --cache-type beside either is InputError.
 // Two models or more make the variants (named by model_variant_names, the first the baseline);
 // a scenario with variants of its own is InputError.
 nlohmann::json apply_edits(nlohmann::json doc, const ScenarioEdits& e);

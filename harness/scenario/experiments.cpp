@@ -126,7 +126,17 @@ void detail::parse_answers(Checker& c, const json& v, Answers& a) {
   if (v.contains("top_k")) {
     a.top_k = c.integer(v["top_k"], "answers.top_k", 1, 20).value_or(a.top_k);
   }
-  if (v.contains("reference")) {
+  if (v.contains("reference") && v["reference"].is_object()) {
+    // A pair: {"k": "q8_0", "v": "f16"}, the level "q8_0/f16" (a half not given is f16).
+    const json& r = v["reference"];
+    c.keys(r, "answers.reference", {"k", "v"});
+    const auto half = [&](const char* key) {
+      return r.contains(key)
+                 ? c.string(r[key], fmt::format("answers.reference.{}", key), false).value_or("f16")
+                 : std::string("f16");
+    };
+    a.reference = cache_level(half("k"), half("v"));
+  } else if (v.contains("reference")) {
     a.reference = c.string(v["reference"], "answers.reference", false).value_or(a.reference);
   }
 }

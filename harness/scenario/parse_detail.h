@@ -134,6 +134,12 @@ class Checker {
 // names replace those of `s` (args as a whole); the rest stay. Problems go to `c`.
 void parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s);
 
+// The largest prompt and context a scenario may plan.
+inline constexpr int kMaxPromptTokens = 1 << 20;
+inline constexpr int kMaxCtx = 1 << 21;
+// factors: prompt_tokens, num_ctx, cache_type (or cache_type_k and _v, crossed), edit_position.
+void parse_factors(Checker& c, const json& v, Factors& f);
+
 // A server spec as run.json's scenario records it, every default explicit.
 json server_to_json(const ServerSpec& s);
 

@@ -19,78 +19,7 @@ namespace {
 
 using detail::Checker;
 
-constexpr int kMaxPromptTokens = 1 << 20;
-constexpr int kMaxCtx = 1 << 21;
-
-// A factor: a single value or a non-empty array of distinct values.
-template <typename T, typename Fn>
-std::vector<T> factor_list(Checker& c, const json& v, const std::string& path, Fn&& item) {
-  std::vector<T> out;
-  const json arr = v.is_array() ? v : json::array({v});
-  if (arr.empty()) {
-    c.problem(path, "expected at least one value");
-  }
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string p = v.is_array() ? fmt::format("{}[{}]", path, i) : path;
-    if (auto x = item(arr[i], p)) {
-      if (std::find(out.begin(), out.end(), *x) != out.end()) {
-        c.problem(p, fmt::format("duplicate value {}", arr[i].dump()));
-      } else {
-        out.push_back(*x);
-      }
-    }
-  }
-  return out;
-}
-
-void parse_factors(Checker& c, const json& v, Factors& f) {
-  if (!v.is_object()) {
-    c.problem("factors", fmt::format("expected an object, got {}", Checker::describe(v)));
-    return;
-  }
-  c.keys(v, "factors", {"prompt_tokens", "num_ctx", "cache_type", "edit_position"});
-  if (v.contains("edit_position")) {
-    f.edit_position = factor_list<EditPosition>(
-        c, v["edit_position"], "factors.edit_position",
-        [&](const json& x, const std::string& p) -> std::optional<EditPosition> {
-          std::string why;
-          auto e = parse_edit_position(x, why);
-          if (!e) {
-            c.problem(p, why);
-          }
-          return e;
-        });
-  }
-  if (v.contains("prompt_tokens")) {  // required by the prompt sweep (composition.cpp)
-    f.prompt_tokens = factor_list<int>(
-        c, v["prompt_tokens"], "factors.prompt_tokens",
-        [&](const json& x, const std::string& p) { return c.integer(x, p, 1, kMaxPromptTokens); });
-  }
-  if (v.contains("num_ctx")) {
-    f.num_ctx = factor_list<int>(
-        c, v["num_ctx"], "factors.num_ctx",
-        [&](const json& x, const std::string& p) { return c.integer(x, p, 256, kMaxCtx); });
-  }
-  if (v.contains("cache_type")) {
-    f.cache_type = factor_list<std::string>(
-        c, v["cache_type"], "factors.cache_type",
-        [&](const json& x, const std::string& p) -> std::optional<std::string> {
-          auto s = c.string(x, p, false);
-          if (!s) {
-            return std::nullopt;
-          }
-          const auto& known = known_cache_types();
-          if (std::find(known.begin(), known.end(), *s) == known.end()) {
-            const std::string near = nearest(*s, known);
-            c.problem(p, fmt::format("unknown cache type '{}'{}: expected one of {}", *s,
-                                     near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
-                                     fmt::join(known, ", ")));
-            return std::nullopt;
-          }
-          return s;
-        });
-  }
-}
+using detail::kMaxPromptTokens;
 
 void parse_probes(Checker& c, const json& v, Probes& p) {
   if (!v.is_object()) {
@@ -181,7 +110,7 @@ void parse_top(Checker& c, const json& doc, Scenario& s) {
     detail::parse_gate(c, doc["gate"], s);
   }
   if (doc.contains("factors")) {
-    parse_factors(c, doc["factors"], s.factors);
+    detail::parse_factors(c, doc["factors"], s.factors);
   }
   parse_run_settings(c, doc, s);
   if (doc.contains("probes")) {
@@ -249,12 +178,24 @@ void check_consistency(Checker& c, Scenario& s) {
   }
   if (s.server.managed() && served_by_llama_server(s.server.kind)) {
     for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
-      const auto& t = s.factors.cache_type[i];
+      const auto t = cache_halves(s.factors.cache_type[i]).v;
       if (t != "f16" && t != "f32" && t != "bf16" && s.server.flash_attn == "off") {
-        c.problem(fmt::format("factors.cache_type[{}]", i),
+        c.problem(s.factors.cache_type_v.empty() ? fmt::format("factors.cache_type[{}]", i)
+                                                 : std::string("factors.cache_type_v"),
                   fmt::format("a quantized V cache ('{}') needs flash attention, but "
                               "server.flash_attn is 'off'",
                               t));
+      }
+    }
+  }
+  if (s.server.kind == ServerKind::ollama) {
+    for (const auto& level : s.factors.cache_type) {
+      if (cache_halves(level).split()) {
+        c.problem("factors.cache_type_k",
+                  fmt::format("Ollama sets one cache type for K and V (OLLAMA_KV_CACHE_TYPE): "
+                              "the pair {} ({} keys, {} values) cannot be asked of it",
+                              level, cache_halves(level).k, cache_halves(level).v));
+        break;
       }
     }
   }
@@ -329,6 +270,11 @@ json to_json(const Scenario& s) {
   json factors = {{"prompt_tokens", s.factors.prompt_tokens},
                   {"num_ctx", s.factors.num_ctx},
                   {"cache_type", s.factors.cache_type}};
+  if (!s.factors.cache_type_k.empty()) {
+    factors.erase("cache_type");
+    factors["cache_type_k"] = s.factors.cache_type_k;
+    factors["cache_type_v"] = s.factors.cache_type_v;
+  }
   if (s.factors.prompt_tokens.empty()) {
     factors.erase("prompt_tokens");  // a conversation sizes its prompts by its turns
   }
@@ -358,6 +304,9 @@ json to_json(const Scenario& s) {
                       {"tokens", s.answers.tokens},
                       {"top_k", s.answers.top_k},
                       {"reference", s.answers.reference}};
+    if (const auto h = cache_halves(s.answers.reference); h.split()) {
+      out["answers"]["reference"] = {{"k", h.k}, {"v", h.v}};
+    }
   }
   if (s.precision.active()) {
     out["precision"] = {{"metric", s.precision.metric},

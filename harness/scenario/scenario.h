@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/cache_level.h"
 #include "harness/scenario/concurrency.h"
 #include "harness/scenario/edit_position.h"
 #include "harness/scenario/gate_config.h"
@@ -70,10 +71,19 @@ struct Variant {
   ServerSpec server;  // the scenario's server with this variant's overrides applied
 };
 
+// A level of factors.cache_type: both halves ("q8_0") or K and V apart ("q8_0/f16").
+using kvbench::cache_halves;
+using kvbench::cache_level;
+using kvbench::CacheHalves;
+
 struct Factors {
   std::vector<int> prompt_tokens;
   std::vector<int> num_ctx;
+  // The KV cache's levels: as given (cache_type, both halves), or crossed from cache_type_k and
+  // cache_type_v (each level's halves in cache_halves), K the outer loop.
   std::vector<std::string> cache_type;
+  std::vector<std::string> cache_type_k;    // given apart: the K halves' levels, else empty
+  std::vector<std::string> cache_type_v;    // given apart: the V halves' levels, else empty
   std::vector<EditPosition> edit_position;  // non-empty: every trial is a cold/edited pair
 };
 

@@ -172,9 +172,11 @@ void check_variant_servers(Checker& c, const Scenario& s) {
                 "attached llama-server only for now");
       return;
     }
-    const bool quantized =
-        std::any_of(s.factors.cache_type.begin(), s.factors.cache_type.end(),
-                    [](const std::string& t) { return t != "f16" && t != "f32" && t != "bf16"; });
+    const bool quantized = std::any_of(s.factors.cache_type.begin(), s.factors.cache_type.end(),
+                                       [](const std::string& level) {
+                                         const auto t = cache_halves(level).v;
+                                         return t != "f16" && t != "f32" && t != "bf16";
+                                       });
     if (spec.managed() && quantized && spec.flash_attn == "off") {
       c.problem(path + ".flash_attn",
                 "a quantized V cache needs flash attention, but this variant turns it 'off'");

@@ -12,6 +12,7 @@
 
 #include "harness/core/error.h"
 #include "harness/process/ports.h"
+#include "harness/scenario/scenario.h"
 
 namespace kvbench::servers {
 
@@ -23,12 +24,13 @@ bool quantized(const std::string& cache_type) {
 
 std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port) {
   std::string fa = l.flash_attn;
-  if (fa == "auto" && quantized(l.cache_type)) {
+  const auto halves = scenario::cache_halves(l.cache_type);  // "q8_0", or K and V apart
+  if (fa == "auto" && (quantized(halves.k) || quantized(halves.v))) {
     fa = "on";
   }
   std::vector<std::string> argv = {
       l.binary, "-m", l.model_path, "-c", std::to_string(l.num_ctx), "-np",
-      std::to_string(l.parallel), "-ctk", l.cache_type, "-ctv", l.cache_type, "-fa", fa, "--host",
+      std::to_string(l.parallel), "-ctk", halves.k, "-ctv", halves.v, "-fa", fa, "--host",
       "127.0.0.1", "--port", std::to_string(port), "--no-webui", "--metrics", "-lv", "4",
       // Cold means cold: no chunk reuse by KV shifting after an edit
       // (it breaks the 1 - f cost of an edit at f) and the host-RAM

@@ -47,16 +47,16 @@ MemoryFit memory_fit(const scenario::Scenario& s, const gguf::ModelShape& shape,
           ctx, shape.n_ctx_train));
     }
     for (const auto& type : s.factors.cache_type) {
-      const auto arithmetic = kv::arithmetic_for(shape, type);
-      if (!arithmetic || !arithmetic->bytes_per_token) {
+      const auto arithmetic = kv::level_bytes_per_token(shape, type);
+      if (!arithmetic) {
         continue;  // refused elsewhere, or not whole blocks: no arithmetic to hold up
       }
       FitCondition c;
       c.num_ctx = ctx;
       c.cache_type = type;
       c.model_bytes = model_bytes;
-      c.kv_bytes = kv::cache_bytes({static_cast<std::uint64_t>(ctx), 1, false},
-                                   *arithmetic->bytes_per_token);
+      c.kv_bytes =
+          kv::cache_bytes({static_cast<std::uint64_t>(ctx), 1, false}, arithmetic->total());
       c.gpu_bytes = static_cast<std::uint64_t>(on_gpu * static_cast<double>(c.need()));
       fit.conditions.push_back(c);
     }

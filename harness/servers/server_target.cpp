@@ -1,6 +1,8 @@
 #include "harness/servers/server_target.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -39,16 +41,34 @@ void check_cache_types_fit(const scenario::Scenario& s, const json& model) {
   const auto head_v = model["shape"].value("head_dim_v", 0U);
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
-    const auto type = gguf::ggml_type_from_name(s.factors.cache_type[i]);
-    if (!type) {
+    const auto halves = scenario::cache_halves(s.factors.cache_type[i]);
+    const auto block_of = [](const std::string& name) -> std::uint32_t {
+      const auto type = gguf::ggml_type_from_name(name);
+      return type ? gguf::ggml_type_info(*type).block_size : 1;
+    };
+    if (!halves.split()) {
+      const std::uint32_t block = block_of(halves.k);
+      if (block > 1 && head_k > 0 && (head_k % block != 0 || head_v % block != 0)) {
+        problems.push_back(fmt::format(
+            "{}: factors.cache_type[{}]: '{}' stores blocks of {} numbers, which must divide the "
+            "model's head size ({} for K, {} for V); choose another cache type or model",
+            s.source, i, halves.k, block, head_k, head_v));
+      }
       continue;
     }
-    const std::uint32_t block = gguf::ggml_type_info(*type).block_size;
-    if (block > 1 && head_k > 0 && (head_k % block != 0 || head_v % block != 0)) {
-      problems.push_back(fmt::format(
-          "{}: factors.cache_type[{}]: '{}' stores blocks of {} numbers, which must divide the "
-          "model's head size ({} for K, {} for V); choose another cache type or model",
-          s.source, i, s.factors.cache_type[i], block, head_k, head_v));
+    for (const auto& [half, name, head] :
+         {std::tuple{'k', halves.k, head_k}, std::tuple{'v', halves.v, head_v}}) {
+      const std::uint32_t block = block_of(name);
+      if (block > 1 && head > 0 && head % block != 0) {
+        problems.push_back(fmt::format(
+            "{}: factors.cache_type_{}: '{}' stores blocks of {} numbers, which must divide the "
+            "model's {} head size ({}); choose another cache type or model",
+            s.source, half, name, block, half == 'k' ? "K" : "V", head));
+        if (std::find(problems.begin(), problems.end() - 1, problems.back()) !=
+            problems.end() - 1) {
+          problems.pop_back();  // the same half of another pair
+        }
+      }
     }
   }
   if (!problems.empty()) {

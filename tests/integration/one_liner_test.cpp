@@ -198,6 +198,63 @@ TEST(OneLiner, GpuLayersAreHeldAgainstTheGpusFreeMemory) {
                                 "context of 2048 tokens"));
 }
 
+// q8_0 keys with f16 values against f16 for both, on the real server: each block started with its
+// pair, the arithmetic per half equal to the log's K and V sizes, the effect named by its half.
+TEST(OneLiner, KeysAndValuesTakeTheirOwnCacheTypes) {
+  const fs::path dir = fresh_dir("one_liner_kv");
+  const auto r = run_kvbench({"run",
+                              "--cache-type-k",
+                              "f16,q8_0",
+                              "--cache-type-v",
+                              "f16",
+                              "--prompt-tokens",
+                              "256,768",
+                              "--num-ctx",
+                              "1024",
+                              "--repeats",
+                              "2",
+                              "--block-repeats",
+                              "1",
+                              "--max-tokens",
+                              "4",
+                              "--set",
+                              "probes.every=0",
+                              "--results",
+                              (dir / "runs").string(),
+                              "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run_dir = only_run_dir(dir / "runs");
+  const auto manifest = read_json(run_dir / "run.json");
+  EXPECT_EQ(manifest["scenario"]["factors"]["cache_type_k"], nlohmann::json::parse(R"(["f16",
+    "q8_0"])"));
+  int split = 0;
+  for (const auto& b : manifest["blocks"]) {
+    if (b["cache_type"] == "q8_0/f16") {
+      ++split;
+      EXPECT_THAT(b["argv"].dump(), HasSubstr(R"("-ctk","q8_0","-ctv","f16")"));
+    }
+  }
+  EXPECT_EQ(split, 1);
+  const auto summary = read_json(run_dir / "summary.json");
+  int checked = 0;
+  for (const auto& b : summary["memory"]["blocks"]) {
+    if (!b.contains("kv_halves")) {
+      continue;
+    }
+    const auto& h = b["kv_halves"];
+    ASSERT_TRUE(h["k_logged_bytes"].is_number()) << "the log's K and V line";
+    // The log prints MiB with two decimals.
+    EXPECT_NEAR(h["k_logged_bytes"].get<double>(), h["k_arithmetic_bytes"].get<double>(), 5243);
+    EXPECT_NEAR(h["v_logged_bytes"].get<double>(), h["v_arithmetic_bytes"].get<double>(), 5243);
+    EXPECT_LT(h["k_arithmetic_bytes"].get<double>(), h["v_arithmetic_bytes"].get<double>())
+        << "q8_0 keys take fewer bytes than f16 values";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1);
+  EXPECT_THAT(summary["analysis"].dump(), HasSubstr("cache_type_k=q8_0"));
+  EXPECT_THAT(summary["analysis"].dump(), ::testing::Not(HasSubstr("\"cache_type=q8_0")));
+}
+
 // A model whose KV cache at the planned window cannot fit (256 layers of 4 KV heads of 16: 64 KiB
 // a token, 128 GiB at 2,097,152 tokens) is refused before any server starts; nothing is written.
 TEST(OneLiner, APlanBeyondTheMemoryIsRefusedBeforeAnyServerStarts) {

@@ -20,6 +20,21 @@ TEST(KvArith, LessonQwenFiguresPerToken) {
   EXPECT_FALSE(arithmetic_for(*shape, "q4_K"));  // not a cache type llama.cpp accepts
 }
 
+// K and V apart: each half its own type's rows; one name is both halves alike.
+TEST(KvArith, APairsHalvesAreEachTheirOwnType) {
+  const auto shape = *kv_preset("qwen2.5:3b");
+  const auto split = level_bytes_per_token(shape, "q8_0/f16");
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->k, 19584U / 2) << "q8_0 keys: half of q8_0's both";
+  EXPECT_EQ(split->v, 36864U / 2) << "f16 values: half of f16's both";
+  EXPECT_EQ(level_bytes_per_token(shape, "q8_0")->total(), 19584U);
+  EXPECT_EQ(level_bytes_per_token(shape, "f16/q8_0")->total(), split->total());
+  EXPECT_FALSE(level_bytes_per_token(shape, "q8_0/q4_K")) << "not a cache type";
+  EXPECT_FALSE(level_bytes_per_token(explicit_shape(1, 1, 16, 16), "f16/q8_0"))
+      << "a row of 16 values is no whole q8_0 block";
+  EXPECT_TRUE(level_bytes_per_token(explicit_shape(1, 1, 16, 16), "f16/f32"));
+}
+
 TEST(KvArith, LessonEightThousandTokensAtF16AndQ8) {
   const auto shape = *kv_preset("qwen2.5:3b");
   const CacheLayout layout{8000, 1, false};

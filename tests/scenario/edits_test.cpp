@@ -189,5 +189,65 @@ TEST(ScenarioEdits, GpuLayersIsSetWhereTheServerTakesIt) {
       << "Ollama takes num_gpu per request";
 }
 
+// K and V apart, as llama-bench's -ctk and -ctv: crossed, K the outer loop; a pair of one type
+// keeps its one name, so older scenarios, records and effects read as before.
+TEST(ScenarioEdits, CacheTypesKAndVApartAreCrossed) {
+  ScenarioEdits e;
+  e.cache_type_k = {"f16", "q8_0"};
+  e.cache_type_v = {"f16", "q8_0"};
+  const auto s = parse_scenario(apply_edits(kFile, e), "", "s.json with flags");
+  EXPECT_EQ(s.factors.cache_type,
+            (std::vector<std::string>{"f16", "f16/q8_0", "q8_0/f16", "q8_0"}));
+  EXPECT_FALSE(s.resolved["factors"].contains("cache_type"));
+  EXPECT_EQ(s.resolved["factors"]["cache_type_k"], json::parse(R"(["f16", "q8_0"])"));
+  EXPECT_EQ(parse_scenario(s.resolved.dump(), "out.json").factors.cache_type, s.factors.cache_type)
+      << "the resolved scenario reads back to the same pairs";
+  EXPECT_EQ(e.made_name(), "kvbench-kf16-q8_0-vf16-q8_0");
+  // With a file, one half given keeps the file's levels for the other.
+  json file = kFile;
+  file["factors"]["cache_type"] = json::parse(R"(["f16", "q8_0"])");
+  ScenarioEdits k_only;
+  k_only.cache_type_k = {"q8_0"};
+  const auto d = apply_edits(file, k_only);
+  EXPECT_EQ(d["factors"]["cache_type_v"], json::parse(R"(["f16", "q8_0"])"));
+  EXPECT_EQ(parse_scenario(d, "", "s").factors.cache_type,
+            (std::vector<std::string>{"q8_0/f16", "q8_0"}));
+  // --cache-type is both halves: beside either half, exit 2.
+  ScenarioEdits both = k_only;
+  both.cache_type = {"f16"};
+  EXPECT_THROW(apply_edits(file, both), InputError);
+  const auto refused = [](const std::string& text) {
+    try {
+      parse_scenario(text, "c.json");
+    } catch (const InputError& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(refused(R"({"name": "c", "factors": {"prompt_tokens": [256], "cache_type": ["f16"],
+    "cache_type_k": ["q8_0"]}})"),
+              HasSubstr("factors.cache_type: give cache_type (both halves alike) or cache_type_k "
+                        "and cache_type_v, not both"));
+  EXPECT_THAT(refused(R"({"name": "c", "server": {"kind": "ollama", "model": "qwen3:0.6b"},
+    "factors": {"prompt_tokens": [256], "cache_type_k": ["q8_0"], "cache_type_v": ["f16"]}})"),
+              HasSubstr("Ollama sets one cache type for K and V (OLLAMA_KV_CACHE_TYPE): the pair "
+                        "q8_0/f16"));
+  EXPECT_THAT(
+      refused(R"({"name": "c", "server": {"flash_attn": "off"},
+    "factors": {"prompt_tokens": [256], "cache_type_k": ["f16"], "cache_type_v": ["q8_0"]}})"),
+      HasSubstr("factors.cache_type_v: a quantized V cache ('q8_0') needs flash attention"));
+  EXPECT_EQ(refused(R"({"name": "c", "server": {"flash_attn": "off"},
+    "factors": {"prompt_tokens": [256], "cache_type_k": ["q8_0"], "cache_type_v": ["f16"]}})"),
+            "")
+      << "quantized keys alone need no flash attention";
+  // The answers' reference may be a pair.
+  const auto answers = parse_scenario(
+      R"({"name": "c", "factors": {"prompt_tokens": [256], "cache_type_k": ["f16", "q8_0"]},
+      "answers": {"prompts": 2, "reference": {"k": "q8_0"}}})",
+      "c.json");
+  EXPECT_EQ(answers.answers.reference, "q8_0/f16");
+  EXPECT_EQ(answers.resolved["answers"]["reference"], json::parse(R"({"k": "q8_0", "v": "f16"})"));
+}
+
 }  // namespace
 }  // namespace kvbench::scenario
