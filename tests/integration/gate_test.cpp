@@ -132,14 +132,19 @@ TEST(GateOnServer, PlantedRegressionFailsInTheRightDirection) {
 }
 
 // The same gate through llama-server's OpenAI-compatible API: comparing two servers or two models
-// behind /v1/chat/completions.
+// behind /v1/chat/completions. The gate stops at the first set with a FAIL, so after one set (4
+// starts, df 2) TTFT's +360 % may decide it while decode's interval still reaches inside its 25 %
+// margin (on this VM once: decode -78.6 % [-94.9, -11.0], INCONCLUSIVE): decode must show the
+// slowdown and never pass, and one of the two must fail.
 TEST(GateOnServer, PlantedRegressionFailsThroughTheOpenAiApi) {
   const auto g = run_gate("slower-openai", "synthetic:small", "synthetic:lesson", 6, "openai");
   EXPECT_EQ(g.result.exit_code, 1) << g.result.out << g.result.err;
   EXPECT_EQ(g.gate.at("overall"), "FAIL");
-  EXPECT_EQ(entry(g.gate, "decode_tps").at("verdict"), "FAIL");
-  EXPECT_LT(entry(g.gate, "decode_tps").at("change").get<double>(), -0.05);
-  EXPECT_THAT(g.result.out, HasSubstr("FAIL decode_tps candidate vs baseline"));
+  const auto& decode = entry(g.gate, "decode_tps");
+  EXPECT_NE(decode.at("verdict"), "PASS");
+  EXPECT_LT(decode.at("change").get<double>(), -0.05);
+  EXPECT_TRUE(decode.at("verdict") == "FAIL" || entry(g.gate, "ttft_ms").at("verdict") == "FAIL");
+  EXPECT_THAT(g.result.out, HasSubstr("candidate vs baseline"));
 }
 
 TEST(GateOnServer, PlantedImprovementPasses) {
