@@ -28,6 +28,7 @@ run_packages=(
   build-essential cmake ninja-build pkg-config ca-certificates
   libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libeigen3-dev libboost-math-dev libsqlite3-dev libpqxx-dev
+  zlib1g-dev liblzma-dev libzstd-dev
   patchelf debian-archive-keyring libjs-chart.js
 )
 test_packages=(

@@ -289,7 +289,12 @@ void setup_trace_command(CLI::App& app) {
   analyze->footer(
       "Example:\n"
       "  kvbench trace analyze conversation.jsonl --capacity-blocks 1000,4000 --format json\n");
-  analyze->add_option("file", o->file, "Trace file")->required()->type_name("FILE");
+  analyze
+      ->add_option("file", o->file,
+                   "Trace file: .jsonl, or compressed as .jsonl.gz, .jsonl.xz or .jsonl.zst (read "
+                   "as it comes, never unpacked to disk)")
+      ->required()
+      ->type_name("FILE");
   analyze
       ->add_option("--trace-format", o->trace_format,
                    "The trace's format: mooncake (512-token blocks), bailian (16) or weka (the "

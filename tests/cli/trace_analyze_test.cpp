@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 const std::string kConversation =
-    std::string(KVBENCH_TEST_DATA) + "/traces/mooncake-conversation.jsonl";
+    std::string(KVBENCH_TEST_DATA) + "/traces/mooncake-conversation.jsonl.xz";
 
 // A rate as the report prints it: a percentage to one decimal.
 double tenths(const nlohmann::json& rate) {

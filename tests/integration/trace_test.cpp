@@ -27,14 +27,14 @@ Replayed replay(const std::string& name, int slots, const std::string& args,
                 const std::string& model = "synthetic:tiny",
                 const std::string& kind = R"("kind": "llama-server")") {
   const fs::path dir = fresh_dir("trace-" + name);
-  fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl",
-                dir / "conversation.jsonl");
+  fs::copy_file(fs::path(KVBENCH_SOURCE_DIR) / "tests/data/traces/mooncake-conversation.jsonl.xz",
+                dir / "conversation.jsonl.xz");
   const std::string scenario =
       write_file(dir, "s.json",
                  R"({"name": "trace", "server": {)" + kind + R"(, "model": ")" + model +
                      R"(", "args": )" + args +
                      R"(}, "factors": {"num_ctx": [4096]}, "seed": 3, "warmup": 1,
-          "workload": {"trace": {"file": "conversation.jsonl", "sample": {"families": 10,
+          "workload": {"trace": {"file": "conversation.jsonl.xz", "sample": {"families": 10,
           "seed": 2}, "scale": {"tokens": 0.0625, "time": 2000}, "slots": )" +
                      std::to_string(slots) + "}}}");
   std::vector<std::string> command = {"run", scenario, "--results", (dir / "runs").string(), "-q"};

@@ -105,7 +105,7 @@ TEST(TraceReuse, HitRatesOfNothingAreZero) {
 }
 
 TEST(TraceReuse, MooncakeConversationTraceHitRatesByDefinition) {
-  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl", Format::mooncake);
+  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl.xz", Format::mooncake);
   const HitRates rates = hit_rates(t, infinite_reuse(t));
   EXPECT_NEAR(rates.blocks.rate, 0.366, 0.0005);            // measured 0.36641
   EXPECT_NEAR(rates.tokens.rate, 0.374, 0.0005);            // measured 0.37362
@@ -114,7 +114,7 @@ TEST(TraceReuse, MooncakeConversationTraceHitRatesByDefinition) {
 
 TEST(TraceReuse, MooncakeConversationFamiliesArriveFarApart) {
   // A request's predecessor with the same first two blocks: a median 421 requests back.
-  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl", Format::mooncake);
+  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl.xz", Format::mooncake);
   auto distances = family_predecessor_distances(t);
   ASSERT_EQ(distances.size(), 4658U);
   std::sort(distances.begin(), distances.end());

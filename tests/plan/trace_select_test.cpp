@@ -84,7 +84,8 @@ TEST(TraceSample, MoreFamiliesThanTheTraceHasIsAnError) {
 }
 
 TEST(TraceSample, ConversationTraceSampleIsSeededAndKeepsReuse) {
-  const Trace full = read_trace_file(kTraceDir + "mooncake-conversation.jsonl", Format::mooncake);
+  const Trace full =
+      read_trace_file(kTraceDir + "mooncake-conversation.jsonl.xz", Format::mooncake);
   const Trace a = sample_families(full, {20, 1});
   EXPECT_EQ(origins(a), origins(sample_families(full, {20, 1})));
   EXPECT_NE(origins(a), origins(sample_families(full, {20, 2})));

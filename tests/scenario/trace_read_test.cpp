@@ -1,3 +1,8 @@
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -35,7 +40,7 @@ TEST(TraceFormat, NamesRoundTrip) {
 }
 
 TEST(TraceRead, MooncakeConversationTraceLoadsWhole) {
-  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl", Format::mooncake);
+  const Trace t = read_trace_file(kTraces + "mooncake-conversation.jsonl.xz", Format::mooncake);
   ASSERT_EQ(t.requests.size(), 12031U);
   EXPECT_EQ(t.block_tokens, 512);
   EXPECT_TRUE(t.partial_block_has_id);
@@ -60,6 +65,26 @@ TEST(TraceRead, BailianFixtureKeepsSessionLinksAndSeconds) {
   EXPECT_EQ(t.requests[1].turn, 2);
   EXPECT_EQ(t.requests[2].type, "file");
   EXPECT_EQ(t.requests[3].blocks, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 6, 7}));
+}
+
+TEST(TraceRead, AGzippedTraceReadsAsItsPlainFile) {
+  std::ifstream plain(kTraces + "bailian-fixture.jsonl", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(plain)), std::istreambuf_iterator<char>());
+  const auto path = std::filesystem::temp_directory_path() / "kvbench-bailian-fixture.jsonl.gz";
+  gzFile gz = gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, text.data(), static_cast<unsigned>(text.size())),
+            static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(gz), Z_OK);
+  const Trace zipped = read_trace_file(path.string(), Format::bailian);
+  const Trace t = read_trace_file(kTraces + "bailian-fixture.jsonl", Format::bailian);
+  std::filesystem::remove(path);
+  ASSERT_EQ(zipped.requests.size(), t.requests.size());
+  for (std::size_t i = 0; i < t.requests.size(); ++i) {
+    EXPECT_EQ(zipped.requests[i].blocks, t.requests[i].blocks);
+    EXPECT_EQ(zipped.requests[i].due_ms, t.requests[i].due_ms);
+    EXPECT_EQ(zipped.requests[i].origin, t.requests[i].origin);
+  }
 }
 
 TEST(TraceRead, WekaFixtureGivesSubagentsIdsOfTheirOwn) {

@@ -38,7 +38,7 @@ std::string trace_error_of(const std::string& text) {
 
 TEST(TraceWorkload, TheIssuesSpellingReadsChoosesAndScales) {
   const auto s = parse_scenario(
-      scenario_with_trace(R"({"file": "mooncake-conversation.jsonl", "format": "mooncake",
+      scenario_with_trace(R"({"file": "mooncake-conversation.jsonl.xz", "format": "mooncake",
         "window": {"first": 0, "count": 200}, "sample": {"families": 20, "seed": 1},
         "scale": {"tokens": 0.0625, "time": 10}, "timing": "schedule", "concurrency": 1})"),
       kSource);
@@ -109,7 +109,7 @@ TEST(TraceWorkload, ARecordedRunReadsWithoutItsFileButDoesNotReplay) {
 
 TEST(TraceWorkload, ItsSettingsAreCheckedByName) {
   const std::string e =
-      trace_error_of(scenario_with_trace(R"({"file": "mooncake-conversation.jsonl",
+      trace_error_of(scenario_with_trace(R"({"file": "mooncake-conversation.jsonl.xz",
       "format": "sharegpt", "timing": "open", "concurrency": 0, "scale": {"tokens": 0},
       "sample": {"seed": 3}, "windows": {}})"));
   EXPECT_THAT(e, HasSubstr("workload.trace.format: 'sharegpt': expected \"mooncake\""));
@@ -120,7 +120,7 @@ TEST(TraceWorkload, ItsSettingsAreCheckedByName) {
   EXPECT_THAT(e, HasSubstr("workload.trace.windows: unknown key (did you mean 'window'?)"));
   EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"format": "mooncake"})")),
               HasSubstr("workload.trace.file: missing"));
-  EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "mooncake-conversation.jsonl",
+  EXPECT_THAT(trace_error_of(scenario_with_trace(R"({"file": "mooncake-conversation.jsonl.xz",
       "sample": {"families": 100000}})")),
               HasSubstr("families"));
 }
@@ -145,7 +145,7 @@ TEST(TraceWorkload, WhatATraceDoesNotComposeWithIsRefused) {
       "format": "bailian", "concurrency": 2})")),
               HasSubstr("concurrency: 2 requests in flight over 1 slot"));
   EXPECT_THAT(trace_error_of(R"({"name": "t", "factors": {"num_ctx": [256]},
-      "workload": {"trace": {"file": "mooncake-conversation.jsonl"}}})"),
+      "workload": {"trace": {"file": "mooncake-conversation.jsonl.xz"}}})"),
               HasSubstr("more than num_ctx 256"));
 }
 

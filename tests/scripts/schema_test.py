@@ -94,7 +94,7 @@ for scenario in sorted(glob.glob(os.path.join(source, "scenarios", "*.json"))):
           f"plan {scenario}")
 valid("kvbench.kv.v1", json.loads(output("kv", "--preset", "small", "--format", "json")),
       "kv --preset small")
-conversation_trace = os.path.join(source, "tests", "data", "traces", "mooncake-conversation.jsonl")
+conversation_trace = os.path.join(source, "tests", "data", "traces", "mooncake-conversation.jsonl.xz")
 trace_analysis = json.loads(output("trace", "analyze", conversation_trace, "--capacity-blocks",
                                    "4000,1000", "--format", "json"))
 valid("kvbench.trace-analysis.v1", trace_analysis, "trace analyze")

@@ -2,11 +2,12 @@
 // the two JSON Lines formats (Mooncake, Qwen-Bailian), one request per line.
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
+#include "harness/core/compressed.h"
 #include "harness/core/error.h"
 #include "harness/workloads/trace/parse_fields.h"
 #include "harness/workloads/trace/trace.h"
@@ -142,11 +143,13 @@ Trace read_trace(std::istream& in, Format format, const std::string& file,
 }
 
 Trace read_trace_file(const std::string& path, Format format, std::optional<int> block_tokens) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::unique_ptr<CompressedInput> in;
+  try {
+    in = std::make_unique<CompressedInput>(path);
+  } catch (const InputError&) {
     throw InputError(fmt::format("trace '{}': cannot be opened for reading", path));
   }
-  return read_trace(in, format, path, block_tokens);
+  return read_trace(in->stream(), format, path, block_tokens);
 }
 
 namespace detail {
