@@ -6,14 +6,15 @@
 # to run a subset.
 #   KVBENCH_FUZZ_SECONDS   seconds per target (default 30)
 #   KVBENCH_FUZZ_BUILD_DIR build folder (default build-fuzz/)
-#   KVBENCH_FUZZ_CXX       clang++ to use (default clang++-14, else clang++)
+#   KVBENCH_FUZZ_CXX       clang++ to use (default clang++-14 on Debian 12, clang++-19 on 13, else
+#                          clang++)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KVBENCH_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${KVBENCH_FUZZ_SECONDS:-30}
 jobs=${KVBENCH_JOBS:-$(nproc)}
-cxx=${KVBENCH_FUZZ_CXX:-$(command -v clang++-14 || command -v clang++ || true)}
-[ -n "$cxx" ] || { echo "fuzz: error: clang++ not found (apt-get install clang-14)" >&2; exit 1; }
+cxx=${KVBENCH_FUZZ_CXX:-$(command -v clang++-14 || command -v clang++-19 || command -v clang++ || true)}
+[ -n "$cxx" ] || { echo "fuzz: error: clang++ not found (scripts/setup-deps.sh --for test installs it)" >&2; exit 1; }
 
 all=(scenario sse ndjson llama_event gguf compat_stream)
 targets=("$@")

@@ -140,6 +140,13 @@ fi
 note "updating package lists for Debian '$suite' from $mirror (kept in $apt_dir)"
 apt-get "${apt_opts[@]}" -q update >"$apt_dir/log/update.log" 2>&1 || {
   cat "$apt_dir/log/update.log" >&2
+  if grep -q 'is expired' "$apt_dir/log/update.log"; then
+    # A snapshot of Debian (a registry that serves one day's archive) keeps testing's Release
+    # file past its Valid-Until date; apt refuses it unless its configuration allows that.
+    die "apt-get update for '$suite' failed: the mirror's Release file has expired. From a" \
+      "snapshot mirror, allow it in apt's configuration (Acquire::Check-Valid-Until \"false\"; in" \
+      "a file of /etc/apt/apt.conf.d/) or name a current mirror with KVBENCH_DEBIAN_MIRROR"
+  fi
   die "apt-get update for '$suite' failed (see above)"
 }
 if grep -qE '^(W|E):' "$apt_dir/log/update.log"; then

@@ -1,51 +1,71 @@
 #!/usr/bin/env bash
-# Installs what kvbench needs from Debian 12's own packages, by purpose:
-#   --for run   building kvbench and running it (the quick start): the compiler, CMake, Ninja and
-#               the libraries the binary links (libpqxx for a PostgreSQL history among them),
-#               Chart.js (compiled into the run's page) and what scripts/get-llama-server.sh uses
-#   --for test  run, plus what the test suite uses (GoogleTest, Google Benchmark, cpp-httplib,
-#               clang-14 for the sanitizer and fuzz builds, clang-format, Python with matplotlib
-#               and aiohttp, curl, chromium for the lesson page, the PostgreSQL server the history
-#               tests start, yamllint and shellcheck for the recipes) (the default)
+# Installs what kvbench needs from the Debian release's own packages, as scripts/debian-packages.txt
+# lists them by purpose and release (Debian 12 and 13):
+#   --for run   building kvbench and running it (the quick start)
+#   --for test  run, plus what the test suite uses (the default)
 #   --for dev   test, plus git and the debugger
-# --list prints the packages of the purpose and exits. Idempotent: it installs only what is
+# --list prints the packages of the purpose on this release and exits; --release N lists (or
+# installs) those of Debian N instead of this machine's. Idempotent: it installs only what is
 # missing. Needs root (or sudo) when something is missing.
 set -euo pipefail
 
-purpose=test
+list_file="$(cd "$(dirname "$0")" && pwd)/debian-packages.txt"
+purpose="test"
 list_only=0
+release=
 while [ $# -gt 0 ]; do
   case "$1" in
     --for) purpose=${2:-}; shift 2 || { echo "setup-deps: --for needs run, test or dev" >&2; exit 2; } ;;
     --for=*) purpose=${1#--for=}; shift ;;
+    --release) release=${2:-}; shift 2 || { echo "setup-deps: --release needs 12 or 13" >&2; exit 2; } ;;
     --list) list_only=1; shift ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "setup-deps: unknown argument '$1' (expected --for run|test|dev, --list)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup-deps: unknown argument '$1' (expected --for run|test|dev, --release N, --list)" >&2; exit 2 ;;
   esac
 done
 
-run_packages=(
-  build-essential cmake ninja-build pkg-config ca-certificates
-  libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libeigen3-dev libboost-math-dev libsqlite3-dev libpqxx-dev
-  zlib1g-dev liblzma-dev libzstd-dev
-  patchelf debian-archive-keyring libjs-chart.js
-)
-test_packages=(
-  "${run_packages[@]}"
-  libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
-  clang-format clang-14 libclang-rt-14-dev
-  python3 python3-matplotlib python3-aiohttp python3-jsonschema curl chromium help2man file
-  postgresql yamllint shellcheck
-)
-dev_packages=("${test_packages[@]}" git gdb)
-
 case "$purpose" in
-  run) packages=("${run_packages[@]}") ;;
-  test) packages=("${test_packages[@]}") ;;
-  dev) packages=("${dev_packages[@]}") ;;
+  run) purposes=" run " ;;
+  test) purposes=" run test " ;;
+  dev) purposes=" run test dev " ;;
   *) echo "setup-deps: --for: expected run, test or dev, got '$purpose'" >&2; exit 2 ;;
 esac
+
+# This machine's release: Debian's VERSION_ID (12, 13); testing and unstable, which have none,
+# take the newest release listed.
+if [ -z "$release" ]; then
+  id='' version=''
+  if [ -r /etc/os-release ]; then
+    # shellcheck source=/dev/null
+    id=$(. /etc/os-release && echo "${ID:-}")
+    # shellcheck source=/dev/null
+    version=$(. /etc/os-release && echo "${VERSION_ID:-}")
+  fi
+  if [ "$id" != debian ]; then
+    echo "setup-deps: error: this is not Debian (${id:-no /etc/os-release}); $list_file lists" \
+      "Debian's packages and scripts/README.md Ubuntu's names beside them: install those, then" \
+      "build as scripts/README.md says" >&2
+    exit 1
+  fi
+  release=${version%%.*}
+  if [ -z "$release" ]; then
+    release=13
+    echo "setup-deps: Debian without a release number (testing or unstable): using Debian 13's list"
+  fi
+fi
+if ! grep -qE "^[a-z]+ +$release " "$list_file"; then
+  echo "setup-deps: error: $list_file lists no packages for Debian $release (it has 12 and 13)" >&2
+  exit 1
+fi
+
+packages=()
+while read -r what rel rest; do
+  case "$what" in '' | '#'*) continue ;; esac
+  [[ "$purposes" == *" $what "* ]] || continue
+  [ "$rel" = '*' ] || [ "$rel" = "$release" ] || continue
+  read -r -a names <<<"$rest"
+  packages+=("${names[@]}")
+done <"$list_file"
 
 if [ "$list_only" = 1 ]; then
   printf '%s\n' "${packages[@]}"

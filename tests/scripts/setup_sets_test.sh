@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The setup by purpose: each package set of scripts/setup-deps.sh holds the one before it (run in
-# test in dev), a purpose it does not know is refused with exit 2, and a build folder configured
+# test in dev) on each release it lists, a purpose it does not know is refused with exit 2, and a build folder configured
 # the way the quick start configures it (tests and benchmarks off) builds the kvbench binary and
 # no test or benchmark program, so the run set is enough for it.
 # Usage: tests/scripts/setup_sets_test.sh
@@ -21,13 +21,27 @@ for purpose in run test dev; do
 done
 [ -z "$(comm -23 "$tmp/run" "$tmp/test")" ] || fail "run set not in the test set: $(comm -23 "$tmp/run" "$tmp/test" | tr '\n' ' ')"
 [ -z "$(comm -23 "$tmp/test" "$tmp/dev")" ] || fail "test set not in the dev set"
-for p in libgtest-dev libbenchmark-dev chromium clang-14 python3-matplotlib postgresql; do
+for p in libgtest-dev libbenchmark-dev chromium python3-matplotlib postgresql; do
   grep -qx "$p" "$tmp/run" && fail "the run set installs $p, which only the tests need"
   grep -qx "$p" "$tmp/test" || fail "the test set lacks $p"
 done
 for p in cmake libcurl4-openssl-dev libcli11-dev libsqlite3-dev libpqxx-dev patchelf; do
   grep -qx "$p" "$tmp/run" || fail "the run set lacks $p"
 done
+# Each release its own clang for the sanitizer and fuzz builds, in the test set only.
+for pair in 12:clang-14 13:clang-19; do
+  "$root/scripts/setup-deps.sh" --release "${pair%%:*}" --list >"$tmp/release"
+  grep -qx "${pair#*:}" "$tmp/release" || fail "Debian ${pair%%:*}'s test set lacks ${pair#*:}"
+  grep -qx zlib1g-dev "$tmp/release" || fail "Debian ${pair%%:*}'s test set lacks the run set"
+  "$root/scripts/setup-deps.sh" --release "${pair%%:*}" --for run --list | grep -q '^clang' &&
+    fail "Debian ${pair%%:*}'s run set installs clang"
+done
+set +e
+"$root/scripts/setup-deps.sh" --release 11 --list >/dev/null 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "--release 11 exited $rc, not 1"
+grep -q "no packages for Debian 11" "$tmp/err" || fail "--release 11: no clear message"
 set +e
 "$root/scripts/setup-deps.sh" --for bogus >/dev/null 2>"$tmp/err"
 rc=$?
