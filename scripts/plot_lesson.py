@@ -92,10 +92,9 @@ def write_page(lesson_dir, report, sections):
 
 
 def main(argv):
-    here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description="Plot a kvbench lesson reproduction as one page.")
     ap.add_argument("lesson_dir", help="the folder `kvbench reproduce lesson` wrote")
-    ap.add_argument("--kvbench", default=os.path.join(here, "..", "build", "kvbench"),
+    ap.add_argument("--kvbench", default=plot_run.default_kvbench(),
                     help="the kvbench binary that writes each lab's summary")
     args = ap.parse_args(argv)
     report_path = os.path.join(args.lesson_dir, "lesson-report.json")

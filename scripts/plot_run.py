@@ -3,7 +3,7 @@
 
 Usage: scripts/plot_run.py RUN_DIR [--out DIR] [--kvbench PATH | --summary FILE]
 
-Reads the run's summary (the JSON `kvbench report RUN_DIR --json FILE` writes; the script runs
+Reads the run's summary (the JSON `kvbench report RUN_DIR --format json` prints; the script runs
 that itself unless --summary names one) and RUN_DIR/calls.jsonl. Writes into DIR (default
 RUN_DIR/plots) every plot whose data the run has:
   ttft.{png,svg}          TTFT against prompt tokens: each call, and the median per condition;
@@ -23,6 +23,7 @@ import html
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,7 +42,7 @@ class InputError(Exception):
 
 
 def load_summary(run_dir, kvbench, summary_path):
-    """The run's summary JSON: from --summary, or from `kvbench report RUN_DIR --json`."""
+    """The run's summary JSON: from --summary, or from `kvbench report RUN_DIR --format json`."""
     if summary_path:
         with open(summary_path, encoding="utf-8") as f:
             return json.load(f)
@@ -49,11 +50,12 @@ def load_summary(run_dir, kvbench, summary_path):
         raise InputError(f"{kvbench}: no kvbench binary there (give --kvbench PATH or --summary FILE)")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "summary.json")
-        proc = subprocess.run([kvbench, "report", run_dir, "--json", out],
+        proc = subprocess.run([kvbench, "report", run_dir, "--format", "json", "-o", out],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode != 0 or not os.path.exists(out):
             sys.stderr.write(proc.stderr)
-            raise RuntimeError(f"kvbench report {run_dir} --json failed (exit {proc.returncode})")
+            raise RuntimeError(f"kvbench report {run_dir} --format json failed "
+                               f"(exit {proc.returncode})")
         with open(out, encoding="utf-8") as f:
             return json.load(f)
 
@@ -479,14 +481,24 @@ def write_html(out_dir, identity, plots):
     return path
 
 
-def main(argv):
+def default_kvbench():
+    """The source tree's build/kvbench beside this script, else kvbench on PATH (installed)."""
     here = os.path.dirname(os.path.abspath(__file__))
+    built = os.path.join(here, "..", "build", "kvbench")
+    if os.access(built, os.X_OK):
+        return built
+    return shutil.which("kvbench") or built
+
+
+def main(argv):
     ap = argparse.ArgumentParser(description="Plot one kvbench run as PNG, SVG and one HTML page.")
     ap.add_argument("run_dir", help="the run folder (holds run.json and calls.jsonl)")
     ap.add_argument("--out", help="where to write the plots (default RUN_DIR/plots)")
-    ap.add_argument("--kvbench", default=os.path.join(here, "..", "build", "kvbench"),
-                    help="the kvbench binary that writes the summary (default build/kvbench)")
-    ap.add_argument("--summary", help="use this `kvbench report --json` file instead of running it")
+    ap.add_argument("--kvbench", default=default_kvbench(),
+                    help="the kvbench binary that writes the summary (default: the source tree's "
+                    "build/kvbench, else kvbench on PATH)")
+    ap.add_argument("--summary",
+                    help="use this `kvbench report --format json` file instead of running it")
     args = ap.parse_args(argv)
     try:
         if not os.path.isdir(args.run_dir):
