@@ -1,8 +1,8 @@
 #pragma once
-// From call records to numbers with uncertainty (statistics.md): descriptive statistics per
-// condition and metric, the drift-aware regression of each metric on the factors and elapsed
-// time, drift probes with a Theil-Sen slope, and the validity rules. Pure: records in, results
-// out; the report renders them.
+// From call records to numbers with uncertainty (results/README.md, "Statistics in the report"):
+// descriptive statistics per condition and metric, the drift-aware regression of each metric on the
+// factors and elapsed time, drift probes with a Theil-Sen slope, and the validity rules. Pure:
+// records in, results out; the report renders them.
 
 #include <functional>
 #include <optional>

@@ -1,9 +1,9 @@
 #pragma once
 // The run's headline effects with intervals at the level of their independent units
-// (honest-intervals in statistics.md): what changes within a shuffled round (prompt length, and
-// its slope under each server setting) is fitted with one level per round of a block and
-// clustered by round (by block where a setting ran in four blocks or more: a server start may set
-// its own slope); what needs a server restart (cache type, num_ctx, variant) is judged on
+// (results/README.md, "What an interval covers"): what changes within a shuffled round (prompt
+// length, and its slope under each server setting) is fitted with one level per round of a block
+// and clustered by round (by block where a setting ran in four blocks or more: a server start may
+// set its own slope); what needs a server restart (cache type, num_ctx, variant) is judged on
 // blocks, with no interval below four blocks per level. Each effect comes in the run's units
 // (about this run: it scales with the machine's speed) and in a relative form that travels
 // between runs and machines. Spikes are kept out of these fits by a stated rule (stats/unit_fit.h)

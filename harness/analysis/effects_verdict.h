@@ -1,6 +1,6 @@
 #pragma once
 // How far to trust the run's effects, on three axes and in words (honest-intervals in
-// statistics.md). Honest: every interval shown rests on enough independent units, and the
+// results/README.md). Honest: every interval shown rests on enough independent units, and the
 // machine's state does not outlast a round (consecutive rounds' levels correlate by no more than
 // 2/sqrt(rounds)). Precise: how wide each headline interval is, the smallest change the run
 // resolves and what would narrow it. Structure that biases: an effect that differs between fast

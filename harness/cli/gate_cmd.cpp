@@ -1,5 +1,5 @@
-// kvbench gate: the CI performance gate of statistics.md §5.4 (same-session variants, or a new
-// session against a stored history).
+// kvbench gate: the CI performance gate of results/README.md ("CI performance gate") (same-session
+// variants, or a new session against a stored history).
 
 #include "harness/cli/gate_cmd.h"
 

@@ -1,8 +1,8 @@
 #pragma once
-// The same-session gate of statistics.md §5.4 on a run with server variants: for every gated
-// metric (and its condition) and every variant besides the baseline, the variant coefficient γ of
-// the analysis' log model becomes a PASS / FAIL / INCONCLUSIVE verdict, Holm-corrected across all
-// entries. Pure: records in, decision out.
+// The same-session gate of results/README.md ("CI performance gate") on a run with server variants:
+// for every gated metric (and its condition) and every variant besides the baseline, the variant
+// coefficient γ of the analysis' log model becomes a PASS / FAIL / INCONCLUSIVE verdict,
+// Holm-corrected across all entries. Pure: records in, decision out.
 
 #include <cstdint>
 #include <map>

@@ -1,7 +1,7 @@
 #pragma once
-// Gating separate sessions (statistics.md §5.4): a new session value against the prediction
-// interval over earlier sessions, or two sessions against each other with the session-to-session
-// spread taken from a history. Never with within-session standard errors. Pure.
+// Gating separate sessions (results/README.md, "CI performance gate"): a new session value against
+// the prediction interval over earlier sessions, or two sessions against each other with the
+// session-to-session spread taken from a history. Never with within-session standard errors. Pure.
 
 #include <cstddef>
 #include <optional>

@@ -1,9 +1,9 @@
 #pragma once
-// The undecided-gate loop of statistics.md §5.4: gate, and while the verdict is INCONCLUSIVE and
-// the run has fewer than max_sets counterbalanced block sets, add one set and gate again. Each
-// look may decide, so the level is spent over the looks the loop may take, fixed before the
-// first (Bonferroni: α / looks at each, whose sum keeps the chance of a false FAIL, and of a
-// false PASS, at α however the looks fall).
+// The undecided-gate loop of results/README.md ("CI performance gate"): gate, and while the verdict
+// is INCONCLUSIVE and the run has fewer than max_sets counterbalanced block sets, add one set and
+// gate again. Each look may decide, so the level is spent over the looks the loop may take, fixed
+// before the first (Bonferroni: α / looks at each, whose sum keeps the chance of a false FAIL, and
+// of a false PASS, at α however the looks fall).
 
 #include <functional>
 #include <optional>

@@ -1,7 +1,8 @@
 #pragma once
 // The memory llama.cpp reports in a server's log at load: the KV cache totals line (cells,
 // layers, sequences, K and V types and sizes) and the per-backend buffer sizes (model, KV,
-// compute, output, RS). Pure over the log's text; every format of server-facts.md §7.1.
+// compute, output, RS). Pure over the log's text; every format of the KV-cache lines llama-server's
+// log has had.
 
 #include <cstdint>
 #include <optional>

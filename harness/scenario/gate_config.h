@@ -1,6 +1,6 @@
 #pragma once
 // The "gate" section of a scenario: which metrics a performance gate judges, with which margins,
-// at which level, and what an undecided gate does (statistics.md §5.4).
+// at which level, and what an undecided gate does (results/README.md, "CI performance gate").
 
 #include <map>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
-// The session value of statistics.md §5.4 for gating against a stored history: the log model's
-// fitted value at a fixed reference point (ŷ at x_ref, t = 0), one per gated metric, condition
-// and variant. Pure: records in, values out.
+// The session value of results/README.md ("CI performance gate") for gating against a stored
+// history: the log model's fitted value at a fixed reference point (ŷ at x_ref, t = 0), one per
+// gated metric, condition and variant. Pure: records in, values out.
 
 #include <cstdint>
 #include <map>

@@ -1,6 +1,7 @@
 #pragma once
 // Pairs (case) bootstrap of OLS coefficients: resample whole rows with replacement, refit,
-// take percentile CIs. A distribution-free cross-check of the t-based CI (statistics.md §4.2.7).
+// take percentile CIs. A distribution-free cross-check of the t-based CI (results/README.md,
+// "Statistics in the report").
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Gate arithmetic of statistics.md §5.4, as pure functions.
+// Gate arithmetic of results/README.md ("CI performance gate"), as pure functions.
 //
 // Same-session A/B gate: for each metric, the build coefficient γ of log(metric) ~ build + ...
 // (build 0 = baseline, 1 = candidate) becomes a slowdown s (positive = worse): s = -γ when

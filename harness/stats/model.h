@@ -1,5 +1,5 @@
 #pragma once
-// The regression model over timed calls (statistics.md §4.1):
+// The regression model over timed calls (results/README.md, "Statistics in the report"):
 //   y = b0 + Σ b_k·x_k + b_t·t (+ b_tt·t²) + Σ γ·D + ε
 // with numeric factors x_k (e.g. prompt tokens / 1000, num_ctx), elapsed minutes t since the
 // first timed call (the drift term), and k-1 dummy columns per categorical factor. Nothing is

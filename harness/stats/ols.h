@@ -3,7 +3,8 @@
 // t-based CI; R², adjusted R², residual SE, CV of residuals, overall F; leverage, internally
 // studentized residuals, Cook's distance, Durbin–Watson over row order, VIF; optional HC3 SEs;
 // mean predictions with CI and prediction interval; relative effects exp(γ)-1 for log models.
-// Formulas follow statistics.md §4.2; distributions come from Boost.Math.
+// Formulas as results/README.md ("Statistics in the report") gives them; distributions come from
+// Boost.Math.
 
 #include <cstddef>
 #include <string>

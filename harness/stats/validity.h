@@ -1,7 +1,7 @@
 #pragma once
-// The validity rules of statistics.md §5.3 as data in, reasons out. A run with any reason is
-// INVALID (neither PASS nor FAIL). The caller passes only the numbers it has; a missing or NaN
-// input is not judged.
+// The validity rules of results/README.md ("Statistics in the report") as data in, reasons out. A
+// run with any reason is INVALID (neither PASS nor FAIL). The caller passes only the numbers it
+// has; a missing or NaN input is not judged.
 
 #include <cstddef>
 #include <optional>

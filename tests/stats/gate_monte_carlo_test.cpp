@@ -1,5 +1,5 @@
-// Monte Carlo of the same-session A/B gate (statistics.md §5.4) in an ABBA design: false alarms
-// on identical builds and power against a regression of twice the margin.
+// Monte Carlo of the same-session A/B gate (results/README.md, "CI performance gate") in an ABBA
+// design: false alarms on identical builds and power against a regression of twice the margin.
 
 #include <cmath>
 #include <iostream>

@@ -1,4 +1,4 @@
-// Monte Carlo checks of the OLS machinery and the gate on simulated runs (statistics.md §5.7).
+// Monte Carlo checks of the OLS machinery and the gate on simulated runs (tests/README.md).
 // Every simulation is seeded, so the measured rates are the same on every run.
 
 #include <algorithm>
