@@ -142,7 +142,8 @@ RunGate gate_run(const std::vector<CallRecord>& calls, const scenario::GateConfi
   for (std::size_t i = 0; i < config.metrics.size(); ++i) {
     const auto& gm = config.metrics[i];
     const auto field = fmt::format("gate.metrics[{}]", i);
-    const auto& metric = find_metric(gm.metric, field + ".metric");
+    const std::string metric_field = field + ".metric";
+    const auto& metric = find_metric(gm.metric, metric_field);
     std::vector<CallRecord> subset;
     for (const auto& r : calls) {
       if (matches(r, gm.where, field + ".where")) {

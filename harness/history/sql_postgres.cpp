@@ -56,9 +56,42 @@ std::vector<const char*> pointers_of(const std::vector<SqlValue>& params,
   return out;
 }
 
+// Running a statement with its parameters (nullptr: NULL): libpqxx 7.10 (Debian 13) takes a
+// pqxx::params and deprecates the dynamic parameters that 6.4 (Debian 12) has.
+#if PQXX_VERSION_MAJOR > 7 || (PQXX_VERSION_MAJOR == 7 && PQXX_VERSION_MINOR >= 10)
+pqxx::params params_of(const std::vector<const char*>& ptrs) {
+  pqxx::params p;
+  for (const char* v : ptrs) {
+    if (v == nullptr) {
+      p.append();
+    } else {
+      p.append(pqxx::zview(v));
+    }
+  }
+  return p;
+}
+pqxx::result exec_with(pqxx::transaction_base& t, const std::string& sql,
+                       const std::vector<const char*>& ptrs) {
+  return t.exec(sql, params_of(ptrs));
+}
+void exec_prepared_with(pqxx::transaction_base& t, const std::string& name,
+                        const std::vector<const char*>& ptrs) {
+  t.exec(pqxx::prepped{name}, params_of(ptrs));
+}
+#else
+pqxx::result exec_with(pqxx::transaction_base& t, const std::string& sql,
+                       const std::vector<const char*>& ptrs) {
+  return t.exec_params(sql, pqxx::prepare::make_dynamic_params(ptrs));
+}
+void exec_prepared_with(pqxx::transaction_base& t, const std::string& name,
+                        const std::vector<const char*>& ptrs) {
+  t.exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs));
+}
+#endif
+
 std::vector<SqlRow> rows_of(const pqxx::result& result) {
   std::vector<SqlRow> rows;
-  rows.reserve(result.size());
+  rows.reserve(static_cast<std::size_t>(result.size()));
   for (const auto& r : result) {
     SqlRow row;
     for (const auto& f : r) {
@@ -102,7 +135,7 @@ class PostgresConnection : public SqlConnection {
     guarded([&](pqxx::transaction_base& t) {
       const auto texts = texts_of(params);
       const auto ptrs = pointers_of(params, texts);
-      rows = rows_of(t.exec_params(sql, pqxx::prepare::make_dynamic_params(ptrs)));
+      rows = rows_of(exec_with(t, sql, ptrs));
     });
     return rows;
   }
@@ -117,7 +150,7 @@ class PostgresConnection : public SqlConnection {
       for (const auto& params : rows) {
         const auto texts = texts_of(params);
         const auto ptrs = pointers_of(params, texts);
-        t.exec_prepared(name, pqxx::prepare::make_dynamic_params(ptrs));
+        exec_prepared_with(t, name, ptrs);
       }
       conn_->unprepare(name);
     });

@@ -14,7 +14,9 @@ namespace {
 
 using stats::Verdict;
 
-const GateEntry& entry(const RunGate& g, const std::string& metric, const std::string& candidate) {
+// Plain C strings: a std::string made for the call would look, to GCC 14, like a temporary the
+// returned reference might dangle from.
+const GateEntry& entry(const RunGate& g, const char* metric, const char* candidate) {
   const auto it = std::find_if(g.entries.begin(), g.entries.end(), [&](const GateEntry& e) {
     return e.metric == metric && e.candidate == candidate;
   });

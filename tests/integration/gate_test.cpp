@@ -80,13 +80,15 @@ GateOutcome run_gate(const std::string& name, const std::string& base, const std
   return g;
 }
 
-const nlohmann::json& entry(const nlohmann::json& gate, const std::string& metric) {
+// A C string: a std::string made for the call looks, to GCC 14, like a temporary the returned
+// reference might dangle from.
+const nlohmann::json& entry(const nlohmann::json& gate, const char* metric) {
   for (const auto& e : gate.at("details").at("gate").at("entries")) {
     if (e.at("metric") == metric) {
       return e;
     }
   }
-  throw std::runtime_error("no gate entry for " + metric);
+  throw std::runtime_error(std::string("no gate entry for ") + metric);
 }
 
 // Identical variants must never FAIL. On this VM they cannot always PASS either: between server
