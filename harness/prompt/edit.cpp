@@ -165,14 +165,14 @@ std::string question_line(std::string_view word) {
 }
 
 const std::vector<std::string>& substitute_words() {
-  static const std::vector<std::string> kWords = {
+  static const std::vector<std::string> kFillerWords = {
       "river",   "garden",  "window",  "morning", "letter",  "market", "engine",  "harbour",
       "silver",  "quiet",   "bright",  "winter",  "station", "paper",  "orchard", "lantern",
       "yellow",  "copper",  "candle",  "forest",  "meadow",  "pocket", "village", "mountain",
       "kitchen", "evening", "history", "blue",    "red",     "oak",    "sun",     "cup",
       "map",     "key",     "ink",     "owl",     "fox",     "bell",   "rain",    "salt",
       "wool",    "stone",   "cloud",   "a",       "so",      "go",     "up",      "we"};
-  return kWords;
+  return kFillerWords;
 }
 
 }  // namespace kvbench::prompt

@@ -3,23 +3,24 @@
 //
 // A repository path is a word that starts with one of the repository's top-level folders
 // (harness/, scripts/, scenarios/, tests/, results/, docs/, .ci/), or with ../ before one, and
-// names a file or folder in it. Exempt, by this rule: what a run or a build makes and the
-// repository does not hold. A placeholder (`results/<run>`, `RUN_DIR`, `$w`, `*`, `...`,
-// `{png,svg}`), a run's folder under results/ (its name starts with a digit: the date), and every
-// path under build*/ or .deps/ (not a top-level folder above). The recorded runs under tests/data/
-// quote paths of the machines they ran on and are not read.
+// names a file or folder from the repository's root or from the folder of the file that names it
+// (harness/README.md's results/manifest.h is harness/results/manifest.h). Exempt, by this rule:
+// what a run or a build makes and the repository does not hold. A placeholder (`results/<run>`,
+// `RUN_DIR`, `$w`, `*`, `...`, `{png,svg}`), a run's folder under results/ (its name starts with a
+// digit: the date), every path under build*/ or .deps/ (not a top-level folder above), and the
+// Markdown files kvbench writes into a run's folder (report.md, gate.md, capacity.md,
+// lesson-report.md). The recorded runs under tests/data/ quote paths of the machines they ran on
+// and are not read.
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "docs_files.h"
 
 namespace kvbench::docs_paths {
 namespace {
@@ -28,44 +29,11 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot = KVBENCH_SOURCE_DIR;
 
-std::string text_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Files git tracks or would track (not ignored) that end in `extension`; without git (a copy of
-// the repository), every such file outside build and dot folders.
-std::vector<std::string> tracked(const std::string& extension) {
+// The repository's Markdown files, by their names from its root.
+std::vector<std::string> markdown_names() {
   std::vector<std::string> out;
-  const std::string command = "git -C '" + kRoot.string() +
-                              "' ls-files --cached --others --exclude-standard '*" + extension +
-                              "' 2>/dev/null";
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::array<char, 4096> line{};
-    while (fgets(line.data(), static_cast<int>(line.size()), pipe) != nullptr) {
-      std::string name = line.data();
-      name.erase(name.find_last_not_of("\r\n") + 1);
-      if (!name.empty() && fs::exists(kRoot / name)) {
-        out.push_back(name);
-      }
-    }
-    pclose(pipe);
-  }
-  if (!out.empty()) {
-    return out;
-  }
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::end(it); ++it) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory() && (name.starts_with(".") || name.starts_with("build"))) {
-      it.disable_recursion_pending();
-    } else if (it->path().extension() == extension) {
-      const std::string relative = fs::relative(it->path(), kRoot).string();
-      if (!std::regex_search(relative, std::regex("^results/[0-9]"))) {  // a run's own files
-        out.push_back(relative);
-      }
-    }
+  for (const auto& p : docs::repository_files(".md")) {
+    out.push_back(fs::relative(p, kRoot).string());
   }
   return out;
 }
@@ -104,12 +72,12 @@ std::vector<std::string> markdown_cited(const std::string& text) {
 
 TEST(DocsPaths, EveryRepositoryPathNamedExists) {
   int checked = 0;
-  for (const auto& name : tracked(".md")) {
+  for (const auto& name : markdown_names()) {
     if (name.starts_with("tests/data/")) {
       continue;
     }
     const fs::path file = kRoot / name;
-    for (const auto& p : paths_named(text_of(file))) {
+    for (const auto& p : paths_named(docs::file_text(file))) {
       if (exempt(p)) {
         continue;
       }
@@ -123,15 +91,15 @@ TEST(DocsPaths, EveryRepositoryPathNamedExists) {
 
 TEST(DocsPaths, EveryMarkdownFileCitedByNameExists) {
   std::set<std::string> names = {"report.md", "gate.md", "capacity.md", "lesson-report.md"};
-  for (const auto& name : tracked(".md")) {
+  for (const auto& name : markdown_names()) {
     names.insert(fs::path(name).filename().string());
   }
   int checked = 0;
-  for (const auto& name : tracked(".md")) {
+  for (const auto& name : markdown_names()) {
     if (name.starts_with("tests/data/")) {
       continue;
     }
-    for (const auto& cited : markdown_cited(text_of(kRoot / name))) {
+    for (const auto& cited : markdown_cited(docs::file_text(kRoot / name))) {
       ++checked;
       EXPECT_TRUE(names.contains(cited))
           << name << " cites " << cited << ", and no Markdown file of that name is in the "

@@ -3,10 +3,7 @@
 // --help, parses with the real command line (an unknown flag fails, as it would for a user: the
 // commands are parsed, not run); every scenario file they name exists and validates.
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -15,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "docs_files.h"
 #include "harness/cli/app.h"
 #include "harness/core/error.h"
 #include "harness/scenario/scenario.h"
@@ -26,42 +24,10 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot = KVBENCH_SOURCE_DIR;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using docs::file_text;
 
-// The repository's Markdown files: what git tracks or would (not ignored), else every one outside
-// build and dot folders.
 std::vector<fs::path> markdown_files() {
-  std::vector<fs::path> out;
-  const std::string command = "git -C '" + kRoot.string() +
-                              "' ls-files --cached --others --exclude-standard '*.md' 2>/dev/null";
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    std::array<char, 4096> line{};
-    while (fgets(line.data(), static_cast<int>(line.size()), pipe) != nullptr) {
-      std::string name = line.data();
-      name.erase(name.find_last_not_of("\r\n") + 1);
-      if (!name.empty()) {
-        out.push_back(kRoot / name);
-      }
-    }
-    pclose(pipe);
-  }
-  if (!out.empty()) {
-    return out;
-  }
-  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::end(it); ++it) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory() && (name.starts_with(".") || name.starts_with("build"))) {
-      it.disable_recursion_pending();
-    } else if (it->path().extension() == ".md") {
-      out.push_back(it->path());
-    }
-  }
-  return out;
+  return docs::repository_files(".md");
 }
 
 // The text of a Markdown file outside its code (fenced blocks and `inline` spans).
@@ -167,7 +133,7 @@ TEST(Docs, EveryRelativeLinkResolves) {
   const std::regex link(R"(\]\(([^)\s]+)(?:\s+"[^"]*")?\))");
   int checked = 0;
   for (const auto& file : markdown_files()) {
-    const std::string prose = prose_of(read(file));
+    const std::string prose = prose_of(file_text(file));
     for (std::sregex_iterator it(prose.begin(), prose.end(), link), end; it != end; ++it) {
       std::string target = (*it)[1].str();
       if (target.find("://") != std::string::npos || target.starts_with("mailto:") ||
@@ -189,7 +155,7 @@ TEST(Docs, EveryKvbenchCommandInACodeBlockParses) {
     if (file.string().find("/tests/data/") != std::string::npos) {
       continue;  // recorded runs' reports, not documentation
     }
-    for (const auto& line : code_lines(read(file))) {
+    for (const auto& line : code_lines(file_text(file))) {
       for (const auto& cmd : kvbench_commands(line)) {
         ++checked;
         EXPECT_EQ(parse_problem(cmd), "")
@@ -234,7 +200,7 @@ TEST(Docs, EveryScenarioFileNamedExistsAndValidates) {
     if (file.string().find("/tests/data/") != std::string::npos) {
       continue;
     }
-    const std::string text = read(file);
+    const std::string text = file_text(file);
     for (std::sregex_iterator it(text.begin(), text.end(), named), end; it != end; ++it) {
       const std::string name = (*it)[1].str();
       const fs::path at = name.starts_with("../") ? file.parent_path() / name : kRoot / name;
@@ -247,7 +213,7 @@ TEST(Docs, EveryScenarioFileNamedExistsAndValidates) {
   // The scenario folder's own README names its files by their plain names.
   for (const auto& entry : fs::recursive_directory_iterator(kRoot / "scenarios")) {
     if (entry.path().extension() == ".json" &&
-        read(kRoot / "scenarios/README.md").find(entry.path().filename().string()) !=
+        file_text(kRoot / "scenarios/README.md").find(entry.path().filename().string()) !=
             std::string::npos) {
       scenarios.insert(fs::weakly_canonical(entry.path()));
     }
