@@ -159,8 +159,8 @@ std::unique_ptr<Decoder> decoder_for(Compression c) {
 // The decompressed bytes of `raw`, read a buffer at a time.
 class DecodingBuffer : public std::streambuf {
  public:
-  DecodingBuffer(std::ifstream& raw, Compression c, std::string path)
-      : raw_(raw), decoder_(decoder_for(c)), compression_(c), path_(std::move(path)) {}
+  DecodingBuffer(std::ifstream& raw, Compression c, std::string named)
+      : raw_(raw), decoder_(decoder_for(c)), compression_(c), named_(std::move(named)) {}
 
  protected:
   int_type underflow() override {
@@ -200,14 +200,14 @@ class DecodingBuffer : public std::streambuf {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(fmt::format("file '{}' ({}): cannot be decompressed: {}", path_,
+    throw InputError(fmt::format("{} ({}): cannot be decompressed: {}", named_,
                                  compression_name(compression_), what));
   }
 
   std::ifstream& raw_;
   std::unique_ptr<Decoder> decoder_;
   Compression compression_;
-  std::string path_;
+  std::string named_;  // the file's role and path: "trace 'x.jsonl.xz'"
   std::array<char, 1 << 16> in_{};
   std::array<char, 1 << 18> out_{};
   std::size_t in_pos_ = 0;
@@ -257,10 +257,12 @@ struct CompressedInput::Impl {
   std::unique_ptr<std::istream> decoded;
 };
 
-CompressedInput::CompressedInput(const std::string& path) : impl_(std::make_unique<Impl>()) {
+CompressedInput::CompressedInput(const std::string& path, std::string_view what)
+    : impl_(std::make_unique<Impl>()) {
+  const std::string named = fmt::format("{} '{}'", what, path);
   impl_->raw.open(path, std::ios::binary);
   if (!impl_->raw) {
-    throw InputError(fmt::format("file '{}': cannot be opened for reading", path));
+    throw InputError(fmt::format("{}: cannot be opened for reading", named));
   }
   std::array<char, 6> start{};
   impl_->raw.read(start.data(), start.size());
@@ -269,7 +271,7 @@ CompressedInput::CompressedInput(const std::string& path) : impl_(std::make_uniq
   impl_->raw.clear();
   impl_->raw.seekg(0);
   if (impl_->compression != Compression::none) {
-    impl_->buffer = std::make_unique<DecodingBuffer>(impl_->raw, impl_->compression, path);
+    impl_->buffer = std::make_unique<DecodingBuffer>(impl_->raw, impl_->compression, named);
     impl_->decoded = std::make_unique<std::istream>(impl_->buffer.get());
     // What the buffer throws (damaged data) leaves the reads, rather than ending them quietly.
     impl_->decoded->exceptions(std::ios::badbit);

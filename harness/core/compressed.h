@@ -18,10 +18,11 @@ Compression compression_of(std::string_view start);
 
 // A file open for reading through its decompression. Opening a file that cannot be read throws
 // InputError naming it; reading data that is damaged, or that ends inside a compressed stream,
-// throws InputError naming the file and its compression from the stream's reads.
+// throws InputError naming the file and its compression from the stream's reads. `what` names
+// the file's role in those messages ("trace 'x.jsonl.xz' (xz): ...").
 class CompressedInput {
  public:
-  explicit CompressedInput(const std::string& path);
+  explicit CompressedInput(const std::string& path, std::string_view what = "file");
   ~CompressedInput();
   CompressedInput(const CompressedInput&) = delete;
   CompressedInput& operator=(const CompressedInput&) = delete;

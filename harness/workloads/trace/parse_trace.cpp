@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
 
 #include <fmt/format.h>
 
@@ -143,13 +142,8 @@ Trace read_trace(std::istream& in, Format format, const std::string& file,
 }
 
 Trace read_trace_file(const std::string& path, Format format, std::optional<int> block_tokens) {
-  std::unique_ptr<CompressedInput> in;
-  try {
-    in = std::make_unique<CompressedInput>(path);
-  } catch (const InputError&) {
-    throw InputError(fmt::format("trace '{}': cannot be opened for reading", path));
-  }
-  return read_trace(in->stream(), format, path, block_tokens);
+  CompressedInput in(path, "trace");
+  return read_trace(in.stream(), format, path, block_tokens);
 }
 
 namespace detail {
