@@ -6,6 +6,7 @@
 
 #include "harness/core/text.h"
 #include "harness/report/findings.h"
+#include "harness/report/page_scripts.h"
 #include "harness/report/sections.h"
 
 namespace kvbench::report {

@@ -45,8 +45,4 @@ nlohmann::json plot_json(const Plot& plot);
 // The whole page. Pure: `markdown` is the run's report.md, shown whole at the end.
 void write_html(std::ostream& out, const RunReport& report, const std::string& markdown);
 
-// The inlined scripts (generated from chart.min.js and page.js at build time).
-extern const char* const kChartJs;
-extern const char* const kPageJs;
-
 }  // namespace kvbench::report
