@@ -1,5 +1,7 @@
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -19,6 +21,7 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string scenario;
     scenario::ScenarioEdits edits;
+    std::vector<std::string> models;
     std::string url;
     std::string scenario_out;
     OutputOptions out;
@@ -31,6 +34,11 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
                   "edited by the flags)")
       ->type_name("FILE");
   add_scenario_flags(cmd, o->edits);
+  cmd->add_option("--model", o->models,
+                  "Model, as run takes it: a GGUF path, synthetic:<preset>, or an Ollama model "
+                  "name; given twice or more, one variant per model")
+      ->allow_extra_args(false)
+      ->type_name("MODEL");
   cmd->add_option("--url", o->url,
                   "Plan for a server already running there (one start; nothing is contacted)")
       ->type_name("URL");
@@ -41,16 +49,18 @@ void setup_plan_command(CLI::App& app, int& exit_code) {
   add_format_alias(cmd, o->out, "--json", "json", "Print the plan as JSON");
   cmd->callback([o, &exit_code] {
     const auto targets = resolve_outputs(o->out, {"md", "json"}, "plan");
-    if (o->scenario.empty() && !o->edits.any() && o->url.empty()) {
+    const auto edits = edits_with_models(o->edits, o->models);
+    if (o->scenario.empty() && !edits.any() && o->models.empty() && o->url.empty()) {
       throw InputError(
           "kvbench plan: give a scenario file, or flags that edit the quick start "
           "(--prompt-tokens 256,1024, ...)");
     }
     run::RunOptions ro;
     ro.url = o->url;
+    ro.model = o->models.size() == 1 ? o->models.front() : "";
     const auto s =
-        run::with_overrides(scenario_with_flags(o->scenario, o->edits, !o->url.empty()), ro);
-    if (!s.server.managed() && !kind_stated(o->scenario, o->edits, s)) {
+        run::with_overrides(scenario_with_flags(o->scenario, edits, !o->url.empty(), ro.model), ro);
+    if (!s.server.managed() && !kind_stated(o->scenario, edits, s)) {
       fmt::print(stderr,
                  "plan: planned as {} (nothing is contacted: `kvbench run` asks the server at {} "
                  "what it is; --kind names it)\n",

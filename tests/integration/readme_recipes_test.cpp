@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -75,6 +76,54 @@ TEST(ReadmeRecipes, YourOwnGgufFile) {
   EXPECT_THAT(r.out, HasSubstr("What kvbench found"));
   const auto run = read_json(only_run_dir(dir / "runs") / "run.json");
   EXPECT_EQ(run["scenario"]["server"]["model"], (dir / "mine.gguf").string());
+}
+
+// Every `kvbench run` recipe of the README that needs no server of the user's is planned as written
+// (`plan` checks the same flags and files as `run`, and starts nothing), with synthetic models for
+// the user's files: a recipe whose prompts do not fit its window fails here, not on first use.
+TEST(ReadmeRecipes, EveryRunRecipePlansAsWritten) {
+  const fs::path dir = fresh_dir("recipe-plans");
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const std::string name : {"my-model", "a", "b"}) {
+    const fs::path file = dir / (name + ".gguf");
+    const auto synth = run_kvbench({"model", "synth", "--preset", "tiny", "-o", file.string()});
+    ASSERT_EQ(synth.exit_code, 0) << synth.err;
+    values.emplace_back("~/models/" + name + ".gguf", file.string());
+  }
+  std::ifstream in(fs::path(KVBENCH_SOURCE_DIR) / "README.md");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string md = text.str();
+  int planned = 0;
+  for (auto at = md.find("`kvbench run "); at != std::string::npos;
+       at = md.find("`kvbench run ", at + 1)) {
+    const std::string command = md.substr(at + 1, md.find('`', at + 1) - at - 1);
+    if (command.find("--url") != std::string::npos) {
+      continue;  // the user's own server: AServerYouStartedYourself runs one
+    }
+    auto args = words(command, values);
+    // A placeholder (SCENARIO, results/<run>) is the user's to fill in.
+    if (std::any_of(args.begin(), args.end(), [](const std::string& w) {
+          return w.find('<') != std::string::npos ||
+                 std::all_of(w.begin(), w.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+        })) {
+      continue;
+    }
+    args[0] = "plan";
+    // A history widens a run's intervals once it has run; a plan has none.
+    if (const auto h = std::find(args.begin(), args.end(), "--history"); h != args.end()) {
+      args.erase(h, h + 2);
+    }
+    for (auto& a : args) {
+      if (a.starts_with("scenarios/")) {
+        a = (fs::path(KVBENCH_SOURCE_DIR) / a).string();
+      }
+    }
+    const auto r = run_kvbench(args);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+    ++planned;
+  }
+  EXPECT_GE(planned, 8) << "the README's run recipes were not found";
 }
 
 TEST(ReadmeRecipes, AServerYouStartedYourself) {
