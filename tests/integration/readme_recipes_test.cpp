@@ -22,13 +22,18 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// The first command in `file` (a Markdown file of the repository) that starts with `start`, in a
-// backtick span or a code block; fails the test when none does.
-std::string recipe(const std::string& file, const std::string& start) {
+// The text of `file`, a file of the repository.
+std::string source_text(const std::string& file) {
   std::ifstream in(fs::path(KVBENCH_SOURCE_DIR) / file);
   std::ostringstream text;
   text << in.rdbuf();
-  const std::string md = text.str();
+  return text.str();
+}
+
+// The first command in `file` (a Markdown file of the repository) that starts with `start`, in a
+// backtick span or a code block; fails the test when none does.
+std::string recipe(const std::string& file, const std::string& start) {
+  const std::string md = source_text(file);
   const auto at = md.find(start);
   if (at == std::string::npos) {
     ADD_FAILURE() << file << " shows no command starting with '" << start << "'";
@@ -90,10 +95,7 @@ TEST(ReadmeRecipes, EveryRunRecipePlansAsWritten) {
     ASSERT_EQ(synth.exit_code, 0) << synth.err;
     values.emplace_back("~/models/" + name + ".gguf", file.string());
   }
-  std::ifstream in(fs::path(KVBENCH_SOURCE_DIR) / "README.md");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string md = text.str();
+  const std::string md = source_text("README.md");
   int planned = 0;
   for (auto at = md.find("`kvbench run "); at != std::string::npos;
        at = md.find("`kvbench run ", at + 1)) {
