@@ -10,6 +10,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/gate_cmd.h"
+#include "harness/cli/history_report.h"
 #include "harness/cli/output.h"
 #include "harness/core/error.h"
 #include "harness/gate/decision.h"
@@ -355,6 +356,7 @@ void setup_history_command(CLI::App& app, int& exit_code) {
     run_history_show(*o, *show_out, formats);
     exit_code = 0;
   });
+  add_history_report(*cmd, where_help, exit_code);
   auto export_out = std::make_shared<OutputOptions>();
   auto* exp = cmd->add_subcommand("export",
                                   "Write every session (facts, host, values, calls) as JSON lines");
