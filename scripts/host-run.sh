@@ -9,7 +9,10 @@
 #                        that carries one is refused)
 #   --shard INDEX/COUNT  run only the scenarios j (0-based, in the order given) with
 #                        j % COUNT == INDEX (default 0/1: all of them); auto/COUNT takes INDEX
-#                        from $JOB_COMPLETION_INDEX, as a pod of a Kubernetes Indexed Job has it.
+#                        from $JOB_COMPLETION_INDEX, as a pod of a Kubernetes Indexed Job has it,
+#                        or else from a Slurm array task's $SLURM_ARRAY_TASK_ID (counted from
+#                        the array's first index, in its steps); auto alone takes COUNT from
+#                        $SLURM_ARRAY_TASK_COUNT too.
 #                        A trace scenario runs on every host, each replaying its own shard of the
 #                        trace (kvbench run --trace-shard INDEX/COUNT)
 #   --results DIR        where the run folders go (default: results); each scenario gets a new
@@ -49,7 +52,9 @@
 #
 # Environment:
 #   KVBENCH                the kvbench binary (default: kvbench, from PATH)
-#   JOB_COMPLETION_INDEX   the shard index for --shard auto/COUNT
+#   JOB_COMPLETION_INDEX   the shard index for --shard auto/COUNT (a Kubernetes Indexed Job)
+#   SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_MAX, SLURM_ARRAY_TASK_STEP,
+#   SLURM_ARRAY_TASK_COUNT the shard index (and count) for --shard auto[/COUNT] in a Slurm array
 #   PGPASSWORD, PGPASSFILE read by kvbench's PostgreSQL client (libpq), not by this script
 set -euo pipefail
 
@@ -159,15 +164,58 @@ shown_history=$(redact_url "$history")
 ((${#scenarios[@]} > 0)) || usage_error "no SCENARIO given"
 [[ -n $results ]] || usage_error "--results needs a folder"
 
+# A Slurm array task's place in its array, counted from 0 in the array's steps, to
+# slurm_index; the array's size to slurm_count. Fails (with the reason in slurm_why) outside an
+# array or for an array that is not evenly spaced.
+slurm_index=
+slurm_count=
+slurm_why=
+slurm_task() {
+  local v name
+  for name in SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_MIN SLURM_ARRAY_TASK_MAX \
+    SLURM_ARRAY_TASK_COUNT; do
+    v=${!name:-}
+    if [[ ! $v =~ ^[0-9]+$ ]]; then
+      slurm_why="$name is not set to a number (not a task of a Slurm job array)"
+      return 1
+    fi
+  done
+  local id=$((10#$SLURM_ARRAY_TASK_ID)) min=$((10#$SLURM_ARRAY_TASK_MIN))
+  local max=$((10#$SLURM_ARRAY_TASK_MAX)) count=$((10#$SLURM_ARRAY_TASK_COUNT))
+  local step=${SLURM_ARRAY_TASK_STEP:-1}
+  [[ $step =~ ^[0-9]+$ ]] && ((10#$step >= 1)) || step=1
+  step=$((10#$step))
+  if ((count < 1 || (max - min) != (count - 1) * step || (id - min) % step != 0)); then
+    slurm_why="the array is not evenly spaced (indexes $min-$max, step $step, $count tasks):"
+    slurm_why+=" give it as --array=0-$((count - 1))"
+    return 1
+  fi
+  slurm_index=$(((id - min) / step))
+  slurm_count=$count
+}
+
+if [[ $shard == auto ]]; then
+  slurm_task || usage_error "--shard auto: $slurm_why"
+  shard=auto/$slurm_count
+fi
 if [[ ! $shard =~ ^([0-9]+|auto)/([0-9]+)$ ]]; then
-  usage_error "--shard: expected INDEX/COUNT or auto/COUNT (e.g. 1/3), got '$shard'"
+  usage_error "--shard: expected INDEX/COUNT, auto/COUNT or auto (e.g. 1/3), got '$shard'"
 fi
 shard_index=${BASH_REMATCH[1]}
 shard_count=$((10#${BASH_REMATCH[2]}))
 if [[ $shard_index == auto ]]; then
-  [[ ${JOB_COMPLETION_INDEX:-} =~ ^[0-9]+$ ]] ||
-    usage_error "--shard auto/$shard_count: JOB_COMPLETION_INDEX is not set to a number"
-  shard_index=$JOB_COMPLETION_INDEX
+  if [[ -n ${JOB_COMPLETION_INDEX:-} ]]; then
+    [[ $JOB_COMPLETION_INDEX =~ ^[0-9]+$ ]] ||
+      usage_error "--shard auto/$shard_count: JOB_COMPLETION_INDEX is not set to a number"
+    shard_index=$JOB_COMPLETION_INDEX
+  elif slurm_task; then
+    ((slurm_count == shard_count)) ||
+      usage_error "--shard auto/$shard_count: the Slurm array has $slurm_count tasks"
+    shard_index=$slurm_index
+  else
+    usage_error "--shard auto/$shard_count: neither JOB_COMPLETION_INDEX (a Kubernetes" \
+      "Indexed Job) nor a Slurm array task's index is set ($slurm_why)"
+  fi
 fi
 shard_index=$((10#$shard_index))
 ((shard_count >= 1)) || usage_error "--shard: COUNT must be at least 1"

@@ -9,8 +9,8 @@
 // `RUN_DIR`, `$w`, `*`, `...`, `{png,svg}`), a run's folder under results/ (its name starts with a
 // digit: the date), every path under build*/ or .deps/ (not a top-level folder above), and the
 // Markdown files kvbench writes into a run's folder (report.md, gate.md, capacity.md,
-// lesson-report.md). The recorded runs under tests/data/ quote paths of the machines they ran on
-// and are not read.
+// lesson-report.md) and the Slurm recipe's merge job beside the runs (merged.md). The recorded runs
+// under tests/data/ quote paths of the machines they ran on and are not read.
 
 #include <filesystem>
 #include <regex>
@@ -90,7 +90,8 @@ TEST(DocsPaths, EveryRepositoryPathNamedExists) {
 }
 
 TEST(DocsPaths, EveryMarkdownFileCitedByNameExists) {
-  std::set<std::string> names = {"report.md", "gate.md", "capacity.md", "lesson-report.md"};
+  std::set<std::string> names = {"report.md", "gate.md", "capacity.md", "lesson-report.md",
+                                 "merged.md"};
   for (const auto& name : markdown_names()) {
     names.insert(fs::path(name).filename().string());
   }

@@ -23,6 +23,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/kvbench share/kvbench/scenarios/quickstart.json \
   share/kvbench/scenarios/lesson/figures.json share/kvbench/scripts/get-llama-server.sh \
   share/kvbench/scripts/plot_run.py share/kvbench/scripts/host-run.sh \
+  share/kvbench/scripts/recipes/slurm/submit.sh \
   share/bash-completion/completions/kvbench \
   share/kvbench/schemas/kvbench.report.v1.schema.json \
   share/doc/kvbench/README.md share/man/man1/kvbench.1; do

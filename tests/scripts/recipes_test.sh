@@ -117,10 +117,10 @@ case "$1" in
     exit "$c"
     ;;
   plan)
-    # A scenario named trace* replays a trace: its plan's calls name trace requests.
+    # A scenario whose name holds "trace" replays a trace: its plan's calls name trace requests.
     name=${2##*/}
     # A trace's plan is long (more than a pipe holds): the request comes first.
-    if [[ $name == trace* ]]; then
+    if [[ $name == *trace* ]]; then
       echo '{"blocks": [{"calls": [{"request": 0}'
       for ((k = 1; k < 4000; k++)); do echo ", {\"request\": $k, \"kind\": \"timed\"}"; done
       echo ']}]}'
@@ -250,6 +250,43 @@ rc=0
 JOB_COMPLETION_INDEX=2 STUB_CONF=$conf KVBENCH=$stub "$host_run" --history "$conf/h.sqlite" \
   --results "$results" --shard auto/3 s0 s1 s2 s3 s4 s5 s6 >"$conf/out" 2>&1 || rc=$?
 check "--shard auto/3 with JOB_COMPLETION_INDEX=2 runs s2 and s5 (ran: $(ran))" ran_is "s2 s5 "
+
+# A Slurm array task: its index counted from the array's first in the array's steps, the count
+# from SLURM_ARRAY_TASK_COUNT where --shard gives none.
+slurm_hr() {  # slurm_hr ID MIN MAX STEP COUNT HOST-RUN-ARGS...
+  new_case
+  rc=0
+  env -u JOB_COMPLETION_INDEX SLURM_ARRAY_TASK_ID="$1" SLURM_ARRAY_TASK_MIN="$2" \
+    SLURM_ARRAY_TASK_MAX="$3" SLURM_ARRAY_TASK_STEP="$4" SLURM_ARRAY_TASK_COUNT="$5" \
+    STUB_CONF="$conf" KVBENCH="$stub" "$host_run" --history "$conf/h.sqlite" \
+    --results "$results" "${@:6}" >"$conf/out" 2>&1 || rc=$?
+}
+slurm_hr 1 0 2 1 3 --shard auto s0 s1 s2 s3 s4 s5 s6
+check "--shard auto in task 1 of a Slurm array 0-2 runs s1 and s4 (ran: $(ran))" ran_is "s1 s4 "
+slurm_hr 3 1 3 1 3 --shard auto/3 s0 s1 s2 s3 s4 s5 s6
+check "--shard auto/3 in task 3 of a Slurm array 1-3 runs s2 and s5 (ran: $(ran))" \
+  ran_is "s2 s5 "
+slurm_hr 4 0 4 2 3 --shard auto s0 s1 s2 s3 s4 s5 s6
+check "--shard auto in task 4 of a Slurm array 0-4:2 runs s2 and s5 (ran: $(ran))" \
+  ran_is "s2 s5 "
+slurm_hr 1 0 2 1 3 --shard auto/2 s0 s1 s2
+check "--shard auto/2 in an array of 3 tasks exits 2, runs nothing" \
+  bash -c "[[ $rc == 2 ]] && [[ ! -s '$conf/log' ]] && grep -q 'has 3 tasks' '$conf/out'"
+slurm_hr 5 0 9 1 3 --shard auto s0 s1 s2
+check "--shard auto in an array that is not evenly spaced exits 2, runs nothing" \
+  bash -c "[[ $rc == 2 ]] && [[ ! -s '$conf/log' ]] && grep -q 'not evenly spaced' '$conf/out'"
+new_case
+rc=0
+env -u JOB_COMPLETION_INDEX -u SLURM_ARRAY_TASK_ID STUB_CONF="$conf" KVBENCH="$stub" \
+  "$host_run" --history h.sqlite --shard auto x >"$conf/out" 2>&1 || rc=$?
+check "--shard auto outside a Slurm array exits 2" \
+  bash -c "[[ $rc == 2 ]] && grep -q 'SLURM_ARRAY_TASK_ID is not set' '$conf/out'"
+new_case
+rc=0
+JOB_COMPLETION_INDEX=0 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=1 \
+  SLURM_ARRAY_TASK_COUNT=2 STUB_CONF=$conf KVBENCH=$stub "$host_run" --history "$conf/h.sqlite" \
+  --results "$results" --shard auto/2 s0 s1 s2 >"$conf/out" 2>&1 || rc=$?
+check "JOB_COMPLETION_INDEX comes before a Slurm task's index (ran: $(ran))" ran_is "s0 s2 "
 
 new_case
 hr --history "$conf/h.sqlite" --results "$results" --label host=box-1 --label commit=abc s0 s1 s2
@@ -400,6 +437,42 @@ WRAP
   check "kvbench: a gate's exit 2 for a broken run is an error, not a first run (exit $rc)" \
     test "$rc" = 2 -a "$(sessions 2>/dev/null)" = 2
 
+  # kvbench history report: the sessions of given run labels, host by host. Three recorded runs
+  # given the labels a Slurm array's tasks carry (two of job 7 on hosts a and b, one of job 8).
+  new_case
+  labelled() {  # labelled RUN HOST JOB: a copy of the recorded RUN with those run labels
+    mkdir -p "$conf/runs/$1"
+    cp "$root/tests/data/runs/$1/calls.jsonl" "$conf/runs/$1/"
+    python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+j["labels"] = {"host": sys.argv[3], "slurm_job": sys.argv[4]}
+json.dump(j, open(sys.argv[2], "w"))' "$root/tests/data/runs/$1/run.json" \
+      "$conf/runs/$1/run.json" "$2" "$3"
+  }
+  labelled quickstart a 7
+  labelled prefix-reuse-tiny b 7
+  labelled ctx-sweep-small a 8
+  "$real_kvbench" ingest "$conf"/runs/* --history "$conf/r.sqlite" >/dev/null
+  "$real_kvbench" history report "$conf/r.sqlite" --label slurm_job=7 >"$conf/out" 2>&1 ||
+    rc=$?
+  check "history report --label slurm_job=7: the two runs of job 7 under hosts a and b" \
+    bash -c "grep -q '^## host a ' '$conf/out' && grep -q '^## host b ' '$conf/out' &&
+      grep -q 'slurm_job=7' '$conf/out' && ! grep -q 'slurm_job=8' '$conf/out' &&
+      grep -q 'never pooled' '$conf/out'"
+  groups=$("$real_kvbench" history report "$conf/r.sqlite" --label slurm_job=7 --label host=a \
+    --format json | python3 -c 'import json, sys
+print(sorted({(r["group"], r["scenario"]) for r in json.load(sys.stdin)}))')
+  check "history report with two labels keeps the sessions that carry both ($groups)" \
+    test "$groups" = "[('a', 'quickstart')]"
+  rc=0
+  "$real_kvbench" history report "$conf/r.sqlite" --label slurm_job=9 >"$conf/out" 2>&1 || rc=$?
+  check "history report: no session with the labels exits 1 and says so (exit $rc)" \
+    bash -c "[[ $rc == 1 ]] && grep -q 'no stored session for sessions labelled slurm_job=9' \
+      '$conf/out'"
+  rc=0
+  "$real_kvbench" history report "$conf/r.sqlite" --label slurm_job >"$conf/out" 2>&1 || rc=$?
+  check "history report: a label without =VALUE exits 2 (exit $rc)" test "$rc" = 2
+
   # A brand-new PostgreSQL database (a private server, trust authentication), where the binary
   # has PostgreSQL and Debian's postgresql is installed.
   pg_bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V |
@@ -448,6 +521,48 @@ print(s.getsockname()[1])')
     fi
   fi
 fi
+
+# --- the Slurm recipe's commands, as the READMEs give them -----------------------------------
+# Each submit.sh command of scripts/README.md runs as written (the shared folder moved into this
+# test's folder) with a stub sbatch: exit 0, an array of the right size, and the merge job after
+# it with afterok and --kill-on-invalid-dep=yes. Slurm itself runs in tests/scripts/slurm_test.sh.
+sbatch_stub=$tmp/bin/sbatch
+cat >"$sbatch_stub" <<'STUB'
+#!/usr/bin/env bash
+n=$(($(wc -l <"$SBATCH_LOG" 2>/dev/null || echo 0) + 100))
+printf '%s\n' "$*" >>"$SBATCH_LOG"
+echo "$n"
+STUB
+chmod +x "$sbatch_stub"
+submit_commands=$(python3 - "$root/scripts/README.md" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+    joined = re.sub(r"\\\n\s*", " ", block)
+    for line in joined.splitlines():
+        if line.startswith("scripts/recipes/slurm/submit.sh"):
+            print(line)
+PY
+)
+check "scripts/README.md gives the Slurm recipe's commands" test -n "$submit_commands"
+while read -r command; do
+  [[ -n $command ]] || continue
+  new_case
+  command=${command//\/shared\/kvbench/$conf/shared}
+  rc=0
+  (cd "$root" && SBATCH=$sbatch_stub SBATCH_LOG=$conf/sbatch.log KVBENCH=$stub STUB_CONF=$conf \
+    KVBENCH_SCRIPTS=$root/scripts bash -c "$command") >"$conf/out" 2>&1 || rc=$?
+  tasks=$(sed -n 's/^submit: array job [0-9]*: \([0-9]*\) tasks.*/\1/p' "$conf/out")
+  first=$(sed -n 1p "$conf/sbatch.log" 2>/dev/null)
+  second=$(sed -n 2p "$conf/sbatch.log" 2>/dev/null)
+  if [[ $rc == 0 && -n $tasks && $first == *"--array=0-$((tasks - 1)) "*"--exclusive "* &&
+    $first == *kvbench-array.sbatch* && $second == *"--dependency=afterok:100 "* &&
+    $second == *"--kill-on-invalid-dep=yes "*kvbench-merge.sbatch ]]; then
+    ok "the README's Slurm command submits an array of $tasks and its merge: ${command:0:60}..."
+  else
+    fail "the README's Slurm command: exit $rc: $(cat "$conf/out") sbatch: $first / $second"
+  fi
+done <<<"$submit_commands"
 
 # --- the recipes -----------------------------------------------------------------------------
 
