@@ -265,9 +265,14 @@ std::string covers_sentence(const RunReport& r, const analysis::StartCover& c) {
         "measured here before, newest {})",
         c.borrowed == c.machine ? "each" : "some", c.measured);
   }
+  // A run of seconds samples starts, not the machine's state over hours: measured on two VMs,
+  // some slopes of four starts were too narrow for runs minutes later (results/README.md, "What
+  // an interval covers").
   return fmt::format(
-      "they cover the next server start on this machine (each rests on {:g} server starts or "
-      "more per setting)",
+      "they cover the next server start on this machine while it is as it was during the run "
+      "(each rests on {:g} server starts or more per setting; how far the machine moves over "
+      "minutes and hours is in them once measured: `kvbench repeat 10 SCENARIO --history H`, then "
+      "`run --history H`)",
       c.fewest_starts);
 }
 
