@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <set>
 
 #include <fmt/format.h>
@@ -81,24 +82,23 @@ report::Table history_report_table() {
                         {"n", true}});
 }
 
-void run_history_report(const HistoryReportOptions& o, const OutputOptions& out_options,
-                        const std::vector<std::string>& formats) {
-  std::vector<std::pair<std::string, std::string>> wanted;
-  for (const auto& l : o.labels) {
-    wanted.push_back(wanted_label(l));
-  }
-  const auto targets = resolve_outputs(out_options, formats, "history report");
-  const auto db = history::History::open(o.db, history::Access::read);
-  // Each session's stored values (a session of too few calls to fit may have none).
-  std::map<std::int64_t, std::vector<history::StoredValue>> values;
-  for (const auto& r : db->rows()) {
-    values[r.session_id].push_back(r.value);
-  }
-  // group -> its rows, each group's rows in session order.
-  std::map<std::string, report::Table> groups;
+// The sessions of a report, group by group.
+struct ReportGroups {
+  std::map<std::string, report::Table> tables;  // group -> its rows, in session order
   std::map<std::string, std::set<std::string>> classes;
   std::size_t sessions = 0;
-  for (const auto& s : db->list()) {
+};
+
+ReportGroups gather_groups(const history::History& db,
+                           const std::vector<std::pair<std::string, std::string>>& wanted,
+                           const std::string& by) {
+  // Each session's stored values (a session of too few calls to fit may have none).
+  std::map<std::int64_t, std::vector<history::StoredValue>> values;
+  for (const auto& r : db.rows()) {
+    values[r.session_id].push_back(r.value);
+  }
+  ReportGroups g;
+  for (const auto& s : db.list()) {
     const auto labels = labels_of_session(s.info.run_labels);
     const bool match = std::all_of(wanted.begin(), wanted.end(), [&](const auto& w) {
       const auto it = labels.find(w.first);
@@ -107,8 +107,8 @@ void run_history_report(const HistoryReportOptions& o, const OutputOptions& out_
     if (!match) {
       continue;
     }
-    const std::string group = report_group_of(s.info, labels, o.by);
-    auto& t = groups.try_emplace(group, history_report_table()).first->second;
+    const std::string group = report_group_of(s.info, labels, by);
+    auto& t = g.tables.try_emplace(group, history_report_table()).first->second;
     const std::vector<std::string> head = {group,
                                            s.info.host_class,
                                            std::to_string(s.id),
@@ -128,42 +128,60 @@ void run_history_report(const HistoryReportOptions& o, const OutputOptions& out_
                              std::to_string(v.n)});
       t.add_row(std::move(row));
     }
-    classes[group].insert(s.info.host_class);
-    ++sessions;
+    g.classes[group].insert(s.info.host_class);
+    ++g.sessions;
   }
+  return g;
+}
+
+// One heading and table per group; under each, its rows without the two columns the heading
+// gives.
+void write_report_markdown(std::ostream& out, const ReportGroups& g, const std::string& by,
+                           const std::string& where, const std::string& filter) {
+  out << fmt::format(
+      "# kvbench history report: {} sessions by {} from {} ({})\n\nEach {}'s runs are shown "
+      "on their own: runs from different hosts are compared per host, never pooled as if "
+      "from one machine. Values are the session values the history gate compares (fitted at "
+      "the reference point).\n",
+      g.sessions, by, where, filter, by);
+  for (const auto& [group, t] : g.tables) {
+    out << fmt::format("\n## {} {} ({})\n\n", by, group, fmt::join(g.classes.at(group), "; "));
+    const auto& columns = t.columns();
+    report::Table own({columns.begin() + 2, columns.end()});
+    for (const auto& row : t.rows()) {
+      own.add_row({row.begin() + 2, row.end()});
+    }
+    own.write_markdown(out);
+  }
+}
+
+void run_history_report(const HistoryReportOptions& o, const OutputOptions& out_options,
+                        const std::vector<std::string>& formats) {
+  std::vector<std::pair<std::string, std::string>> wanted;
+  for (const auto& l : o.labels) {
+    wanted.push_back(wanted_label(l));
+  }
+  const auto targets = resolve_outputs(out_options, formats, "history report");
+  const auto db = history::History::open(o.db, history::Access::read);
+  const ReportGroups groups = gather_groups(*db, wanted, o.by);
   const std::string filter = o.labels.empty()
                                  ? "every session"
                                  : fmt::format("sessions labelled {}", fmt::join(o.labels, ", "));
-  if (sessions == 0) {
+  if (groups.sessions == 0) {
     throw Error(fmt::format("{}: no stored session for {}", db->where(), filter));
   }
   write_outputs(targets, [&](std::ostream& out, const std::string& format) {
-    if (format != "md") {
-      auto all = history_report_table();
-      for (const auto& [group, t] : groups) {
-        for (const auto& row : t.rows()) {
-          all.add_row(row);
-        }
-      }
-      all.write(out, format);
+    if (format == "md") {
+      write_report_markdown(out, groups, o.by, db->where(), filter);
       return;
     }
-    out << fmt::format(
-        "# kvbench history report: {} sessions by {} from {} ({})\n\nEach {}'s runs are shown "
-        "on their own: runs from different hosts are compared per host, never pooled as if "
-        "from one machine. Values are the session values the history gate compares (fitted at "
-        "the reference point).\n",
-        sessions, o.by, db->where(), filter, o.by);
-    // Under each group's heading, its rows without the two columns the heading gives.
-    for (const auto& [group, t] : groups) {
-      out << fmt::format("\n## {} {} ({})\n\n", o.by, group, fmt::join(classes[group], "; "));
-      const auto& columns = t.columns();
-      report::Table own({columns.begin() + 2, columns.end()});
+    auto all = history_report_table();
+    for (const auto& [group, t] : groups.tables) {
       for (const auto& row : t.rows()) {
-        own.add_row({row.begin() + 2, row.end()});
+        all.add_row(row);
       }
-      own.write_markdown(out);
     }
+    all.write(out, format);
   });
 }
 

@@ -103,6 +103,9 @@ std::pair<std::string, std::string> parse_label(const std::string& given) {
       value.find_first_not_of(' ') == std::string::npos) {
     throw bad("the value must be 1 to 256 printable characters, not only spaces");
   }
+  if (value.find(", ") != std::string::npos) {
+    throw bad("the value must not hold ', ' (a history keeps a run's labels joined by it)");
+  }
   return {name, value};
 }
 

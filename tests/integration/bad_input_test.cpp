@@ -176,11 +176,9 @@ TEST(BadInput, ALabelThatIsNotNameEqualsValueIsRefusedBeforeAnythingStarts) {
   const std::string scenario = write_file(dir, "s.json", R"({"name": "x",
     "server": {"model": "synthetic:tiny"}, "factors": {"prompt_tokens": [64]}})");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"no-equals", "expected NAME=VALUE"},
-      {"=v", "the name must be"},
-      {"bad name=v", "the name must be"},
-      {"k=", "the value must be"},
-      {"k=   ", "the value must be"}};
+      {"no-equals", "expected NAME=VALUE"}, {"=v", "the name must be"},
+      {"bad name=v", "the name must be"},   {"k=", "the value must be"},
+      {"k=   ", "the value must be"},       {"k=a, b", "the value must not hold ', '"}};
   for (const auto& [label, why] : cases) {
     const auto r = run_kvbench(
         {"run", scenario, "--label", label, "--results", (dir / "runs").string(), "-q"}, 60);

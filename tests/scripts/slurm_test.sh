@@ -46,7 +46,9 @@ stops=()
 cleanup() {
   local rc=$?
   if [[ -f $SLURM_CONF ]]; then
+    # Cancelled jobs stop their kvbench and llama-server before the daemons go.
     scancel --user=root >/dev/null 2>&1 || true
+    wait_for 'out=$(squeue -h -o %i) && [[ -z $out ]]' 30 || true
   fi
   local i
   for ((i = ${#stops[@]} - 1; i >= 0; i--)); do
@@ -74,6 +76,13 @@ check() {
   local what=$1
   shift
   if "$@"; then ok "$what"; else fail "$what"; fi
+}
+# Stops the daemon whose pid file is $1 and waits (10 s at most) until it is gone.
+stop_pid() {
+  local pid
+  pid=$(cat "$1") || return 0
+  kill "$pid" 2>/dev/null || return 0
+  wait_for "! kill -0 $pid" 10
 }
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
@@ -150,9 +159,9 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=kvbtest Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 slurmctld -c -f "$SLURM_CONF"
-stops+=("kill \$(cat '$tmp/slurm/slurmctld.pid') && sleep 1")
+stops+=("stop_pid '$tmp/slurm/slurmctld.pid'")
 slurmd -f "$SLURM_CONF"
-stops+=("kill \$(cat '$tmp/slurm/slurmd.pid') && sleep 1")
+stops+=("stop_pid '$tmp/slurm/slurmd.pid'")
 if ! wait_for "sinfo -h -o %T | grep -qx idle" 30; then
   echo "slurm_test: the node did not become idle: $(sinfo -h -o '%T %E' 2>&1)" >&2
   exit 1
@@ -203,8 +212,8 @@ jobs_ok=$([[ -n $array_trace && -n $merge_trace && -n $array_list && -n $merge_l
 check "submit.sh submitted three arrays and their merge jobs" test "$jobs_ok" = 1
 
 # shellcheck disable=SC2016 # evaluated by wait_for
-if ! wait_for '[[ -z $(squeue -h -o %i) ]]' 240; then
-  fail "jobs still queued or running after 240 s: $(squeue -h -o '%i %T %r' | tr '\n' ';')"
+if ! wait_for 'out=$(squeue -h -o %i) && [[ -z $out ]]' 150; then
+  fail "jobs still queued or running after 150 s: $(squeue -h -o '%i %T %r' | tr '\n' ';')"
 fi
 
 job_field() {  # job_field JOB FIELD: FIELD=value of scontrol show job JOB (each task's line)
@@ -224,13 +233,13 @@ for r in sorted(r["run_labels"] for r in rows if ("slurm_job=" + sys.argv[2]) in
 expect_labels() {  # expect_labels JOB TASK...
   local want="" t
   for t in "${@:2}"; do
-    want+="host=$node, slurm_job=$1, slurm_task=$t"$'\n'
+    want+="host=$node, slurm_cluster=kvbtest, slurm_job=$1, slurm_task=$t"$'\n'
   done
   [[ "$(labels_of "$1")"$'\n' == "$want" ]]
 }
 check "the trace array: tasks COMPLETED: $(job_field "$array_trace" JobState | tr '\n' ' ')" \
   test "$(job_field "$array_trace" JobState | sort -u)" = COMPLETED
-check "the trace array: each shard's run in the history once, labelled host, slurm_job, slurm_task" \
+check "the trace array: each shard's run in the history once, labelled host, slurm_* (job, task)" \
   expect_labels "$array_trace" 0 1
 check "the trace merge job COMPLETED ($(job_field "$merge_trace" JobState))" \
   test "$(job_field "$merge_trace" JobState)" = COMPLETED
@@ -267,7 +276,7 @@ if grep -q "^## host $node " "$report" && grep -q 'sweep-a' "$report" &&
   ok "the list's merge wrote the history report of both sweeps under their host"
   sed -n '5,$p' "$report"
 else
-  fail "the list's merge report: $(head -n 8 "$report" "$work/kvbench-merge-$merge_list.out" 2>&1)"
+  fail "the list's merge report: $(head -n 8 "$report" "$tmp/shared/kvbench-merge-$merge_list.out" 2>&1)"
 fi
 
 # A task made to fail: FAILED with kvbench's exit code, its merge cancelled.
@@ -279,7 +288,7 @@ check "the other task of that array COMPLETED and its run was stored" \
   test "$(state_of_task "$array_broken" 0 JobState)" = COMPLETED
 check "the failed task's run is not in the history" expect_labels "$array_broken" 0
 check "the failed task's output names kvbench's exit code" \
-  grep -q "run failed (kvbench run exited 2)" "$work/kvbench-${array_broken}_1.out"
+  grep -q "run failed (kvbench run exited 2)" "$tmp/shared/kvbench-${array_broken}_1.out"
 merge_state="$(job_field "$merge_broken" JobState) $(job_field "$merge_broken" Reason)"
 check "the merge after a failed task is cancelled ($merge_state)" \
   test "$merge_state" = "CANCELLED DependencyNeverSatisfied"

@@ -9,7 +9,9 @@
 #                     (the password from PGPASSWORD or ~/.pgpass on the nodes, never in the URL),
 #                     or a SQLite file, which needs --node: SQLite on a network file system is
 #                     not safe, so every task and the merge then run on that one node
-#   --shared DIR      a folder every node sees; the array writes into DIR/<array job id>/
+#   --shared DIR      a folder every node sees; the array writes into DIR/<array job id>/, and
+#                     each job's output into DIR/kvbench-<array>_<task>.out and
+#                     DIR/kvbench-merge-<job>.out
 #   --tasks N         the array's tasks: a trace scenario's shards (required for a trace), or
 #                     how many tasks share a list (default: one task per scenario)
 #   --node NODE       run every task and the merge on this node (--nodelist)
@@ -19,12 +21,16 @@
 #   --sbatch-arg ARG  passed to both sbatch calls (repeatable), e.g. --sbatch-arg=--partition=gpu
 #   SCENARIO          one trace scenario, or a list of scenarios without a trace (files, or the
 #                     names of bundled ones); one array per trace or per list
-# A task asks for a GPU (--gres=gpu:1) where a scenario file sets gpu_layers.
+# Scenario files and a SQLite history are passed on as absolute paths: the tasks start in the
+# folder sbatch ran in, which must be one every node sees too where relative paths are used.
+# A task asks for a GPU (--gres=gpu:1) where a scenario file sets gpu_layers above 0.
 # Prints the two job ids and where the results go. Exit 0 when both were submitted, 2 for a usage
-# error (nothing submitted), otherwise sbatch's exit status.
+# error (nothing submitted), otherwise 1: sbatch refused the array (nothing submitted), or the
+# merge job, in which case the array is cancelled again (scancel).
 # Environment: KVBENCH (the kvbench binary, default kvbench from PATH; the tasks use the same),
 # KVBENCH_SCRIPTS (the folder holding host-run.sh on the nodes; default: this repository's
-# scripts/ when it is there, else /usr/share/kvbench/scripts), SBATCH (default sbatch).
+# scripts/ when it is there, else /usr/share/kvbench/scripts), SBATCH and SCANCEL (default sbatch
+# and scancel).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -107,10 +113,19 @@ for s in "${scenarios[@]}"; do
     1) ;;
     *) usage_error "kvbench plan $s failed: $("$kvbench" plan "$s" 2>&1 | tail -n 1)" ;;
   esac
-  if [[ -f $s ]] && grep -q '"gpu_layers"' "$s"; then
+  if [[ -f $s ]] && grep -Eq '"gpu_layers"[[:space:]]*:[[:space:]]*[1-9]' "$s"; then
     gpu=1
   fi
 done
+# Files by their absolute paths (a bundled scenario's name stays a name).
+for i in "${!scenarios[@]}"; do
+  if [[ -f ${scenarios[$i]} ]]; then
+    scenarios[i]=$(cd "$(dirname "${scenarios[$i]}")" && pwd)/$(basename "${scenarios[$i]}")
+  fi
+done
+if [[ $history != postgresql://* && $history != postgres://* && $history != /* ]]; then
+  history=$PWD/$history
+fi
 if ((traces > 0)); then
   ((${#scenarios[@]} == 1)) ||
     usage_error "one array per trace or per list: a trace scenario goes alone"
@@ -139,16 +154,25 @@ export KVBENCH_HISTORY=$history KVBENCH_SHARED=$shared KVBENCH_SCRIPTS KVBENCH_M
 common=()
 [[ -n $node ]] && common+=(--nodelist="$node")
 common+=("${extra[@]}")
-array_args=(--parsable --array="0-$((tasks - 1))" "${common[@]}")
+array_args=(--parsable --array="0-$((tasks - 1))" --output="$shared/kvbench-%A_%a.out"
+  "${common[@]}")
 ((exclusive)) && array_args+=(--exclusive)
 ((gpu)) && array_args+=(--gres=gpu:1)
 
-array=$("$sbatch" "${array_args[@]}" "$here/kvbench-array.sbatch" "${scenarios[@]}")
+array=$("$sbatch" "${array_args[@]}" "$here/kvbench-array.sbatch" "${scenarios[@]}") || {
+  echo "submit: sbatch refused the array; nothing submitted" >&2
+  exit 1
+}
 array=${array%%;*}
 [[ $array =~ ^[0-9]+$ ]] || { echo "submit: sbatch gave no job id: $array" >&2; exit 1; }
-merge_job=$(KVBENCH_ARRAY_JOB=$array "$sbatch" --parsable --dependency="afterok:$array" \
-  --kill-on-invalid-dep=yes "${common[@]}" "$here/kvbench-merge.sbatch")
-merge_job=${merge_job%%;*}
 echo "submit: array job $array: $tasks tasks ($merge: ${scenarios[*]})"
+if ! merge_job=$(KVBENCH_ARRAY_JOB=$array "$sbatch" --parsable --dependency="afterok:$array" \
+  --kill-on-invalid-dep=yes --output="$shared/kvbench-merge-%j.out" "${common[@]}" \
+  "$here/kvbench-merge.sbatch") || [[ ! ${merge_job%%;*} =~ ^[0-9]+$ ]]; then
+  echo "submit: sbatch refused the merge job; array job $array cancelled again" >&2
+  "${SCANCEL:-scancel}" "$array" || true
+  exit 1
+fi
+merge_job=${merge_job%%;*}
 echo "submit: merge job $merge_job, after every task of $array succeeded"
 echo "submit: results in $shared/$array/"
