@@ -17,6 +17,9 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+test_name=recipes_test
+# shellcheck source=tests/scripts/test_lib.sh
+source "$root/tests/scripts/test_lib.sh"
 real_kvbench=
 if (($# > 0)); then
   real_kvbench=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -26,7 +29,6 @@ workflow=$root/scripts/recipes/github-actions/kvbench-hosts.yml
 job=$root/scripts/recipes/kubernetes/kvbench-indexed-job.yaml
 dockerfile=$root/scripts/recipes/kubernetes/Dockerfile
 tmp=$(mktemp -d)
-pg_stop=()
 cleanup() {
   if ((${#pg_stop[@]} > 0)); then
     "${pg_stop[@]}" >/dev/null 2>&1 || true
@@ -35,27 +37,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$tmp"  # a host-run.sh that gets past a check it should fail writes only here
-
-passed=0
-failed=0
-ok() {
-  echo "recipes_test: ok: $*"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "recipes_test: FAIL: $*" >&2
-  failed=$((failed + 1))
-}
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    ok "$what"
-  else
-    fail "$what"
-  fi
-}
 
 # --- the stub kvbench ------------------------------------------------------------------------
 # Logs every call to $STUB_CONF/log. run makes RESULTS/run-NAME/run.json (scenario_hash
@@ -475,33 +456,15 @@ print(sorted({(r["group"], r["scenario"]) for r in json.load(sys.stdin)}))')
 
   # A brand-new PostgreSQL database (a private server, trust authentication), where the binary
   # has PostgreSQL and Debian's postgresql is installed.
-  pg_bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V |
-    tail -n 1)
-  if [[ -z $pg_bin || ! -x $pg_bin/initdb ]]; then
+  if [[ -z $(postgres_bin) ]]; then
     echo "recipes_test: note: no PostgreSQL server (Debian package postgresql); its case not run"
   elif "$real_kvbench" history list postgresql://kvbench@127.0.0.1:1/kvbench 2>&1 |
     grep -q "without PostgreSQL"; then
     echo "recipes_test: note: this kvbench has no PostgreSQL; its case not run"
   else
     pg=$tmp/pg
-    mkdir -p "$pg/data"
-    as_pg=()
-    if ((EUID == 0)); then
-      pg_user=postgres
-      id -u postgres >/dev/null 2>&1 || pg_user=nobody
-      chmod 755 "$tmp"
-      chown -R "$pg_user" "$pg"
-      as_pg=(runuser -u "$pg_user" --)
-    fi
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])')
-    if (cd "$pg" && "${as_pg[@]}" "$pg_bin/initdb" -D "$pg/data" -U kvbench --auth=trust \
-      -E UTF8 --no-sync >"$pg/initdb.log" 2>&1 &&
-      "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg/data" -l "$pg/log" -w \
-        -o "-p $port -k $pg -c listen_addresses=127.0.0.1" start >/dev/null 2>&1); then
-      pg_stop=("${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg/data" -m fast -w stop)
-      (cd "$pg" && "${as_pg[@]}" "$pg_bin/createdb" -h 127.0.0.1 -p "$port" -U kvbench kvbench)
-      url=postgresql://kvbench@127.0.0.1:$port/kvbench
+    if start_postgres "$pg"; then
+      url=$pg_url
       pg_sessions() { "$real_kvbench" history list "$url" --format tsv | tail -n +2 | wc -l; }
       new_case
       rc=0

@@ -21,6 +21,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 (($# == 1)) || { echo "usage: slurm_test.sh KVBENCH_BINARY" >&2; exit 2; }
 kvbench=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 recipe=$root/scripts/recipes/slurm
+test_name=slurm_test
+# shellcheck source=tests/scripts/test_lib.sh
+source "$root/tests/scripts/test_lib.sh"
 
 missing() {
   echo "slurm_test: $*" >&2
@@ -35,9 +38,7 @@ for cmd in munged mungekey slurmctld slurmd sbatch squeue scontrol sinfo scancel
   command -v "$cmd" >/dev/null || missing "no $cmd (Debian packages slurmctld slurmd" \
     "slurm-client munge); not run"
 done
-pg_bin=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V |
-  tail -n 1)
-[[ -n $pg_bin && -x $pg_bin/initdb ]] || missing "no PostgreSQL server (postgresql); not run"
+[[ -n $(postgres_bin) ]] || missing "no PostgreSQL server (postgresql); not run"
 
 tmp=$(mktemp -d /tmp/kvbench-slurm.XXXXXX)
 chmod 755 "$tmp"
@@ -62,31 +63,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-ok() {
-  echo "slurm_test: ok: $*"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "slurm_test: FAIL: $*" >&2
-  failed=$((failed + 1))
-}
-check() {
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else fail "$what"; fi
-}
 # Stops the daemon whose pid file is $1 and waits (10 s at most) until it is gone.
 stop_pid() {
   local pid
   pid=$(cat "$1") || return 0
   kill "$pid" 2>/dev/null || return 0
   wait_for "! kill -0 $pid" 10
-}
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
 }
 # Waits up to $2 seconds for the command in $1 to succeed.
 wait_for() {
@@ -99,20 +81,13 @@ wait_for() {
 }
 
 # --- PostgreSQL ------------------------------------------------------------------------------
-pg=$tmp/pg
-mkdir -p "$pg/data"
-pg_user=postgres
-id -u postgres >/dev/null 2>&1 || pg_user=nobody
-chown -R "$pg_user" "$pg"
-as_pg=(runuser -u "$pg_user" --)
-pg_port=$(free_port)
-(cd "$pg" && "${as_pg[@]}" "$pg_bin/initdb" -D "$pg/data" -U kvbench --auth=trust -E UTF8 \
-  --no-sync >"$pg/initdb.log" 2>&1)
-(cd "$pg" && "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pg/data" -l "$pg/log" -w \
-  -o "-p $pg_port -k $pg -c listen_addresses=127.0.0.1" start >/dev/null)
-stops+=("cd '$pg' && runuser -u '$pg_user' -- '$pg_bin/pg_ctl' -D '$pg/data' -m fast -w stop")
-(cd "$pg" && "${as_pg[@]}" "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U kvbench kvbench)
-url=postgresql://kvbench@127.0.0.1:$pg_port/kvbench
+if ! start_postgres "$tmp/pg"; then
+  [[ ${#pg_stop[@]} == 0 ]] || stops+=("$(printf '%q ' "${pg_stop[@]}")")
+  echo "slurm_test: could not start PostgreSQL: $(tail -n 3 "$tmp/pg/initdb.log" "$tmp/pg/log")" >&2
+  exit 1
+fi
+stops+=("$(printf '%q ' "${pg_stop[@]}")")
+url=$pg_url
 
 # --- munge and Slurm -------------------------------------------------------------------------
 mkdir -p "$tmp/munge" "$tmp/slurm/state" "$tmp/slurm/spool"
