@@ -75,6 +75,9 @@ struct Capabilities {
   bool queue_in_durations = false;
   // The call's cache_prompt switch is honoured: false makes the server read the whole prompt.
   bool reuse_switch = false;
+  // A call's prompt can be sent as token ids (CompletionSpec::prompt_ids), so it holds exactly
+  // the tokens asked for; otherwise it is sent as text.
+  bool prompt_ids = false;
 };
 
 // One streamed call's body, decoded as it arrives: a fresh decoder per call.

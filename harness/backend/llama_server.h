@@ -68,10 +68,14 @@ class LlamaServerBackend final : public Backend {
     return completion_request(spec);
   }
   std::unique_ptr<StreamDecoder> open_stream(const CompletionSpec& spec) override;
-  // Token ids from /tokenize, slots pinned by id_slot; cache_n reported; cache_prompt honoured.
+  // Token ids from /tokenize, slots pinned by id_slot; cache_n reported; cache_prompt honoured;
+  // a prompt of token ids taken.
   Capabilities capabilities() const override {
-    return {
-        .token_ids = true, .slot_pinning = true, .queue_in_durations = false, .reuse_switch = true};
+    return {.token_ids = true,
+            .slot_pinning = true,
+            .queue_in_durations = false,
+            .reuse_switch = true,
+            .prompt_ids = true};
   }
   // POST /apply-template, then /tokenize of its prompt.
   RenderedChat render_chat(const std::vector<ChatMessage>& messages) override;

@@ -123,7 +123,8 @@ class OpenAiBackend final : public Backend {
     return {.token_ids = target_.llama_server || target_.tokenize_endpoint,
             .slot_pinning = target_.llama_server,
             .queue_in_durations = false,
-            .reuse_switch = target_.llama_server};
+            .reuse_switch = target_.llama_server,
+            .prompt_ids = target_.endpoint == OpenAiEndpoint::completions};
   }
   // llama-server: /apply-template and /tokenize; a vLLM-style /tokenize of the messages (ids
   // only); otherwise nothing (the server applies its template unseen). Throws kvbench::Error on

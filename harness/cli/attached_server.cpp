@@ -7,6 +7,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/url.h"
+#include "harness/gguf/model_shape.h"
 #include "harness/http/curl_transport.h"
 #include "harness/scenario/kinds.h"
 #include "harness/servers/compat_session.h"
@@ -37,7 +38,7 @@ scenario::ScenarioEdits edits_from_found(const std::string& arg, const scenario:
     edits.name = e.name.empty() ? e.made_name() : e.name;
     edits.num_ctx = {found.reports["n_ctx"].get<int>()};
   }
-  if (ro.model.empty() && s.server.model.starts_with("synthetic:")) {
+  if (ro.model.empty() && gguf::synthetic_preset(s.server.model)) {
     if (found.reports.contains("model_path")) {
       ro.model = found.reports["model_path"].get<std::string>();
     } else if (found.reports.contains("models") && !found.reports["models"].empty()) {

@@ -97,6 +97,21 @@ std::span<const GgmlType> kv_cache_types() {
   return kKvCacheTypes;
 }
 
+std::optional<GgmlType> kv_cache_type(std::string_view name) {
+  const auto* it = std::find_if(kKvCacheTypes.begin(), kKvCacheTypes.end(),
+                                [name](GgmlType t) { return ggml_type_info(t).name == name; });
+  return it == kKvCacheTypes.end() ? std::nullopt : std::optional<GgmlType>(*it);
+}
+
+bool quantized(GgmlType type) {
+  return ggml_type_info(type).block_size > 1;
+}
+
+bool quantized_cache_type(std::string_view name) {
+  const auto type = kv_cache_type(name);
+  return type && quantized(*type);
+}
+
 std::uint64_t row_size(GgmlType type, std::uint64_t n) {
   const GgmlTypeInfo& info = ggml_type_info(type);
   if (n % info.block_size != 0) {

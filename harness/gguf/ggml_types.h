@@ -71,6 +71,17 @@ std::optional<GgmlType> ggml_type_from_name(std::string_view name);
 // The types llama.cpp accepts for its KV cache (--cache-type-k/-v), in its help order.
 std::span<const GgmlType> kv_cache_types();
 
+// A KV cache type by its name as llama.cpp's --cache-type-k/-v take it (exact, lower case: "q8_0");
+// std::nullopt for a name that is not one of kv_cache_types().
+std::optional<GgmlType> kv_cache_type(std::string_view name);
+
+// The type stores its values in blocks with a scale (q8_0, q4_0, iq4_nl, ...), not one float each
+// (f32, f16, bf16). A quantized V cache needs flash attention in llama.cpp.
+bool quantized(GgmlType type);
+
+// `name` is a quantized KV cache type ("q8_0"); false for "f16", "f32", "bf16" and unknown names.
+bool quantized_cache_type(std::string_view name);
+
 // Bytes of a row of `n` elements. Throws kvbench::InputError when n is not a multiple of the
 // block size (e.g. a q8_0 row of 48 elements). row_size(q8_0, 4096) == 4352.
 std::uint64_t row_size(GgmlType type, std::uint64_t n);

@@ -206,6 +206,13 @@ std::optional<ModelShape> preset_shape(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::string_view> synthetic_preset(std::string_view model) {
+  if (!model.starts_with(kSyntheticPrefix)) {
+    return std::nullopt;
+  }
+  return model.substr(kSyntheticPrefix.size());
+}
+
 std::span<const std::string_view> preset_names() {
   static constexpr std::array<std::string_view, 3> kNames{"tiny", "small", "lesson"};
   return kNames;

@@ -72,4 +72,12 @@ std::optional<ModelShape> preset_shape(std::string_view name);
 // The preset names, smallest first.
 std::span<const std::string_view> preset_names();
 
+// A scenario's model "synthetic:<preset>" names a preset kvbench writes; any other is a GGUF path
+// or a server's model name.
+inline constexpr std::string_view kSyntheticPrefix = "synthetic:";
+
+// The preset a model name asks for ("synthetic:small" -> "small"); std::nullopt when it does not
+// start with kSyntheticPrefix (the preset itself may be unknown: preset_shape() says).
+std::optional<std::string_view> synthetic_preset(std::string_view model);
+
 }  // namespace kvbench::gguf

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/core/error.h"
+#include "harness/gguf/model_shape.h"
 
 namespace kvbench::scenario {
 
@@ -180,8 +181,8 @@ std::vector<std::string> model_variant_names(const std::vector<std::string>& mod
   std::vector<std::string> out;
   for (const auto& m : models) {
     std::string name = m;
-    if (name.starts_with("synthetic:")) {
-      name = name.substr(10);
+    if (const auto preset = gguf::synthetic_preset(name)) {
+      name = *preset;
     } else {
       name =
           name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/gguf/model_shape.h"
+
 namespace kvbench::scenario {
 
 namespace {
@@ -74,7 +76,7 @@ std::optional<std::string> model_problem(const ServerSpec& spec) {
   const auto& t = traits(spec.kind);
   const bool named =
       t.named_model == Named::always || (t.named_model == Named::attached && !spec.managed());
-  if (!named || spec.model.rfind("synthetic:", 0) != 0) {
+  if (!named || !gguf::synthetic_preset(spec.model)) {
     return std::nullopt;
   }
   return fmt::format(

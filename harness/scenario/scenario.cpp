@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/gguf/ggml_types.h"
 #include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/scenario/suggest.h"
@@ -179,7 +180,7 @@ void check_consistency(Checker& c, Scenario& s) {
   if (s.server.managed() && served_by_llama_server(s.server.kind)) {
     for (std::size_t i = 0; i < s.factors.cache_type.size(); ++i) {
       const auto t = cache_halves(s.factors.cache_type[i]).v;
-      if (t != "f16" && t != "f32" && t != "bf16" && s.server.flash_attn == "off") {
+      if (gguf::quantized_cache_type(t) && s.server.flash_attn == "off") {
         c.problem(s.factors.cache_type_v.empty() ? fmt::format("factors.cache_type[{}]", i)
                                                  : std::string("factors.cache_type_v"),
                   fmt::format("a quantized V cache ('{}') needs flash attention, but "

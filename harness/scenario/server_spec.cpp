@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/url.h"
+#include "harness/gguf/ggml_types.h"
 #include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 #include "harness/scenario/scenario.h"
@@ -18,8 +19,13 @@ using detail::Checker;
 using nlohmann::json;
 
 const std::vector<std::string>& known_cache_types() {
-  static const std::vector<std::string> kTypes = {"f32",  "f16",    "bf16", "q8_0", "q4_0",
-                                                  "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  static const std::vector<std::string> kTypes = [] {
+    std::vector<std::string> names;
+    for (const gguf::GgmlType t : gguf::kv_cache_types()) {
+      names.emplace_back(gguf::ggml_type_info(t).name);
+    }
+    return names;
+  }();
   return kTypes;
 }
 

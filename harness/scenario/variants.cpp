@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "harness/gguf/ggml_types.h"
 #include "harness/scenario/kinds.h"
 #include "harness/scenario/parse_detail.h"
 
@@ -172,11 +173,9 @@ void check_variant_servers(Checker& c, const Scenario& s) {
                 "attached llama-server only for now");
       return;
     }
-    const bool quantized = std::any_of(s.factors.cache_type.begin(), s.factors.cache_type.end(),
-                                       [](const std::string& level) {
-                                         const auto t = cache_halves(level).v;
-                                         return t != "f16" && t != "f32" && t != "bf16";
-                                       });
+    const bool quantized = std::any_of(
+        s.factors.cache_type.begin(), s.factors.cache_type.end(),
+        [](const std::string& level) { return gguf::quantized_cache_type(cache_halves(level).v); });
     if (spec.managed() && quantized && spec.flash_attn == "off") {
       c.problem(path + ".flash_attn",
                 "a quantized V cache needs flash attention, but this variant turns it 'off'");

@@ -11,31 +11,47 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/gguf/ggml_types.h"
 #include "harness/process/ports.h"
+#include "harness/scenario/llama_defaults.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::servers {
 
-namespace {
-bool quantized(const std::string& cache_type) {
-  return cache_type != "f16" && cache_type != "f32" && cache_type != "bf16";
-}
-}  // namespace
+namespace llama = scenario::llama;
 
 std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port) {
   std::string fa = l.flash_attn;
   const auto halves = scenario::cache_halves(l.cache_type);  // "q8_0", or K and V apart
-  if (fa == "auto" && (quantized(halves.k) || quantized(halves.v))) {
+  if (fa == "auto" &&
+      (gguf::quantized_cache_type(halves.k) || gguf::quantized_cache_type(halves.v))) {
     fa = "on";
   }
-  std::vector<std::string> argv = {
-      l.binary, "-m", l.model_path, "-c", std::to_string(l.num_ctx), "-np",
-      std::to_string(l.parallel), "-ctk", halves.k, "-ctv", halves.v, "-fa", fa, "--host",
-      "127.0.0.1", "--port", std::to_string(port), "--no-webui", "--metrics", "-lv", "4",
-      // Cold means cold: no chunk reuse by KV shifting after an edit
-      // (it breaks the 1 - f cost of an edit at f) and the host-RAM
-      // prompt cache at its documented default, stated, not assumed.
-      "--cache-reuse", std::to_string(kCacheReuse), "--cache-ram", std::to_string(kCacheRamMib)};
+  std::vector<std::string> argv = {l.binary,
+                                   "-m",
+                                   l.model_path,
+                                   "-c",
+                                   std::to_string(l.num_ctx),
+                                   "-np",
+                                   std::to_string(l.parallel),
+                                   "-ctk",
+                                   halves.k,
+                                   "-ctv",
+                                   halves.v,
+                                   "-fa",
+                                   fa,
+                                   "--host",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(port),
+                                   "--no-webui",
+                                   "--metrics",
+                                   "-lv",
+                                   "4",
+                                   std::string(llama::kCacheReuseFlag.name),
+                                   std::to_string(llama::kCacheReuse),
+                                   std::string(llama::kCacheRamFlag.name),
+                                   std::to_string(llama::kCacheRamMib)};
   if (l.threads > 0) {
     argv.insert(argv.end(), {"-t", std::to_string(l.threads)});
   }
@@ -47,18 +63,6 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
 }
 
 results::PromptCacheSettings prompt_cache_settings(const std::vector<std::string>& argv) {
-  // The last occurrence wins, as in llama-server's own parsing: server.args may override.
-  const auto last = [&](std::initializer_list<const char*> flags) -> std::optional<std::string> {
-    std::optional<std::string> v;
-    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
-      for (const char* f : flags) {
-        if (argv[i] == f) {
-          v = argv[i + 1];
-        }
-      }
-    }
-    return v;
-  };
   const auto number = [](const std::optional<std::string>& s) -> results::FlagValue {
     if (!s) {
       return std::monostate{};
@@ -69,7 +73,8 @@ results::PromptCacheSettings prompt_cache_settings(const std::vector<std::string
       return *s;
     }
   };
-  return {number(last({"--cache-reuse"})), number(last({"--cache-ram", "-cram"}))};
+  return {number(llama::flag_value(argv, llama::kCacheReuseFlag)),
+          number(llama::flag_value(argv, llama::kCacheRamFlag))};
 }
 
 std::string log_tail(const std::filesystem::path& path, std::size_t max_lines) {

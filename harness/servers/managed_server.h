@@ -32,11 +32,8 @@ struct LlamaServerLaunch {
   int gpu_layers = -1;  // -ngl; -1: the server's default
 };
 
-// The argument vector for `launch` on `port`. Pure.
-// What every managed llama-server gets unless server.args says otherwise: --cache-reuse 0 and
-// --cache-ram 8192 (MiB, llama-server's default).
-inline constexpr int kCacheReuse = 0;
-inline constexpr int kCacheRamMib = 8192;
+// The argument vector for `launch` on `port`. Pure. Every managed llama-server gets
+// --cache-reuse and --cache-ram as scenario/llama_defaults.h states them, before server.args.
 
 std::vector<std::string> llama_server_argv(const LlamaServerLaunch& launch, int port);
 

@@ -62,9 +62,8 @@ fs::path default_models_dir() {
 }
 
 std::string resolve_model(const std::string& model, const fs::path& models_dir) {
-  constexpr std::string_view kPrefix = "synthetic:";
-  if (model.rfind(kPrefix, 0) == 0) {
-    const std::string preset = model.substr(kPrefix.size());
+  if (const auto named = gguf::synthetic_preset(model)) {
+    const std::string preset(*named);
     const auto shape = gguf::preset_shape(preset);
     if (!shape) {
       std::vector<std::string> names;

@@ -85,5 +85,16 @@ TEST(GgmlTypes, KvCacheTypesAreThoseLlamaCppAccepts) {
                                                "iq4_nl", "q5_0", "q5_1"}));
 }
 
+TEST(GgmlTypes, ACacheTypeIsQuantizedWhenItStoresBlocks) {
+  for (std::string_view name : {"q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"}) {
+    EXPECT_TRUE(quantized_cache_type(name)) << name;
+  }
+  for (std::string_view name : {"f16", "f32", "bf16", "Q8_0", "q4_K", "q8", ""}) {
+    EXPECT_FALSE(quantized_cache_type(name)) << name;
+  }
+  EXPECT_EQ(kv_cache_type("q8_0"), GgmlType::q8_0);
+  EXPECT_EQ(kv_cache_type("q4_K"), std::nullopt);  // a type, but not one a KV cache takes
+}
+
 }  // namespace
 }  // namespace kvbench::gguf

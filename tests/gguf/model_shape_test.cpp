@@ -161,6 +161,13 @@ TEST(ModelShape, LlamaShapeProblems) {
   EXPECT_EQ(llama_shape_problems(s).size(), 7U);
 }
 
+TEST(ModelShape, ASyntheticModelNamesItsPreset) {
+  EXPECT_EQ(synthetic_preset("synthetic:small"), "small");
+  EXPECT_EQ(synthetic_preset("synthetic:"), "");
+  EXPECT_EQ(synthetic_preset("/models/synthetic:small.gguf"), std::nullopt);
+  EXPECT_EQ(synthetic_preset("llama3:8b"), std::nullopt);
+}
+
 }  // namespace
 TEST(ModelShape, JsonKeepsEveryFieldRunJsonNeedsPerLayerKvHeadsToo) {
   ModelShape s;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/core/error.h"
+#include "harness/scenario/llama_defaults.h"
 #include "harness/workloads/trace/source_prompt.h"
 
 namespace kvbench::run {
@@ -15,15 +16,15 @@ namespace {
 
 namespace tr = workloads::trace;
 
-// llama-server's --cache-ram when its argv does not give one (the managed server states it).
-constexpr long long kDefaultCacheRamMib = 8192;
-
 // The managed llama-server's cache settings for a block: its slots, and its argv's
-// --slot-prompt-similarity and --cache-ram (llama-server's defaults where absent).
+// --slot-prompt-similarity and --cache-ram (as scenario/llama_defaults.h states them where
+// server.args does not set them).
 tr::CacheSettings cache_settings(const scenario::Scenario& s, const plan::ServerConfig& config) {
+  namespace llama = scenario::llama;
   tr::CacheSettings c;
   c.slots = config.slots;
-  c.host_mib = kDefaultCacheRamMib;
+  c.host_mib = llama::kCacheRamMib;
+  c.similarity = llama::kSlotPromptSimilarity;
   const scenario::ServerSpec* server = &s.server;
   for (const auto& v : s.variants) {
     if (v.name == config.variant) {
@@ -31,17 +32,15 @@ tr::CacheSettings cache_settings(const scenario::Scenario& s, const plan::Server
     }
   }
   c.state_bytes_per_token = TraceSource::state_bytes_per_token(server->model, config.cache_type);
-  const auto& args = server->args;
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    try {
-      if (args[i] == "--cache-ram" || args[i] == "-cram") {
-        c.host_mib = std::stoll(args[i + 1]);
-      } else if (args[i] == "--slot-prompt-similarity" || args[i] == "-sps") {
-        c.similarity = std::stod(args[i + 1]);
-      }
-    } catch (const std::exception&) {
-      // The server rejects it and does not start: no prediction is made then.
+  try {
+    if (const auto mib = llama::flag_value(server->args, llama::kCacheRamFlag)) {
+      c.host_mib = std::stoll(*mib);
     }
+    if (const auto sim = llama::flag_value(server->args, llama::kSimilarityFlag)) {
+      c.similarity = std::stod(*sim);
+    }
+  } catch (const std::exception&) {
+    // The server rejects it and does not start: no prediction is made then.
   }
   return c;
 }
@@ -54,10 +53,7 @@ TraceSource::TraceSource(const scenario::Scenario& s, const workloads::TraceRepl
       t_(t),
       wall_clock_(wall_clock),
       sweep_(s, wall_clock, run_id),
-      seed_(s.unique_first_line ? trace_mix(std::hash<std::string>{}(run_id)) : s.seed),
-      text_(!(
-          s.server.kind == scenario::ServerKind::llama_server ||
-          (s.server.kind == scenario::ServerKind::openai && s.server.endpoint == "completions"))) {
+      seed_(s.unique_first_line ? trace_mix(std::hash<std::string>{}(run_id)) : s.seed) {
   if (!t.requests) {
     throw InputError(fmt::format("{}: the trace cannot be replayed again without its file: {}",
                                  s.source, t.unread));
@@ -68,6 +64,7 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
                         const std::vector<int>& slot0) {
   sweep_.reset(block, be, slot0);
   be_ = &be;
+  text_ = !be.capabilities().prompt_ids;
   if (text_ && words_.empty()) {
     trace_text_words(be, s_.seed, words_, lead_, trail_);
   } else if (!text_ && pool_.empty()) {

@@ -116,7 +116,6 @@ void trace_text_words(backend::Backend& be, std::uint64_t seed,
 }
 
 double TraceSource::state_bytes_per_token(const std::string& model, const std::string& cache_type) {
-  constexpr std::string_view kSynthetic = "synthetic:";
   constexpr double kCellBytes = 12;
   const auto type = gguf::ggml_type_from_name(cache_type.empty() ? "f16" : cache_type);
   if (!type) {
@@ -124,9 +123,9 @@ double TraceSource::state_bytes_per_token(const std::string& model, const std::s
   }
   std::optional<gguf::ModelShape> shape;
   try {
-    shape = model.starts_with(kSynthetic)
-                ? gguf::preset_shape(std::string_view(model).substr(kSynthetic.size()))
-                : gguf::shape_from_metadata(gguf::read_gguf_header(model).file);
+    const auto preset = gguf::synthetic_preset(model);
+    shape = preset ? gguf::preset_shape(*preset)
+                   : gguf::shape_from_metadata(gguf::read_gguf_header(model).file);
   } catch (const std::exception&) {
     return 0;  // the run.json states why the model's shape is not known
   }
