@@ -2,8 +2,8 @@
 """Fails when two source files of one target define a function of the same name outside a class.
 
 Each library module (harness/<module>/) and test executable (tests/<module>/) is compiled as a
-unity build, a module with its layer's files of every workload (harness/workloads/<name>/parse*
-in scenario, plan* in plan, source* in run, report* in report): its files are concatenated in batches. Two files' file-local helpers of one name then
+unity build, a module with the files of the workloads' folders that harness/workloads/files.cmake
+gives it (a workload's part in its layer): its files are concatenated in batches. Two files' file-local helpers of one name then
 become overloads of each other, and a call may silently pick the other file's helper (a template
 loses to a non-template, a default argument fills the gap). Give such helpers distinct names.
 to_json/from_json overloads are public and exempt. Prints every clash; exit 1 if any.
@@ -20,18 +20,26 @@ exempt = {"to_json", "from_json", "main"}
 # A workload's part in each layer: public overloads, one per workload (workloads/layers.h).
 workload_layers = {"parse", "check", "add_to_json", "slot_levels", "fill_block", "make_source",
                    "report_section"}
-layer_of = {"parse": "harness/scenario", "plan": "harness/plan", "source": "harness/run",
-            "report": "harness/report"}
+workloads = os.path.join("harness", "workloads")
+
+
+def workload_modules():
+    """Each workload file's module, from the lists of harness/workloads/files.cmake."""
+    with open(os.path.join(root, workloads, "files.cmake"), encoding="utf-8") as f:
+        text = f.read()
+    out = {}
+    for module, files in re.findall(r"set\(KVBENCH_WORKLOAD_FILES_(\w+)\s+([^)]*)\)", text):
+        for name in files.split():
+            out[os.path.join(workloads, *name.split("/"))] = os.path.join("harness", module)
+    return out
+
+
+module_of = workload_modules()
 
 
 def target_of(rel, name):
-    """The target a file is compiled into: its folder's, or for a workload's file its layer's."""
-    parts = rel.split(os.sep)
-    if len(parts) == 3 and parts[:2] == ["harness", "workloads"]:
-        for prefix, target in layer_of.items():
-            if name.startswith(prefix):
-                return target
-    return rel
+    """The target a file is compiled into: its folder's, or for a workload's file its module's."""
+    return module_of.get(os.path.join(rel, name), rel)
 
 
 by_target = collections.defaultdict(list)

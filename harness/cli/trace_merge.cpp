@@ -17,6 +17,7 @@
 #include "harness/scenario/scenario.h"
 #include "harness/workloads/trace/report_trace.h"
 #include "harness/workloads/trace/reuse.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::cli {
 
@@ -35,7 +36,7 @@ Shard read_shard(const std::string& run_dir) {
   auto loaded = results::load_run(run_dir);
   const auto s = scenario::parse_scenario(loaded.run.scenario.dump(),
                                           (std::filesystem::path(run_dir) / "run.json").string());
-  const auto* t = std::get_if<workloads::TraceReplay>(&s.workload);
+  const auto* t = workloads::as<workloads::TraceReplay>(s);
   if (t == nullptr) {
     throw InputError(
         fmt::format("{}: not a trace replay (its scenario's workload is no trace)", run_dir));

@@ -37,8 +37,7 @@ std::size_t Plan::timed_count() const {
 
 std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
-  const std::vector<int> slot_levels =
-      std::visit([&](const auto& w) { return workloads::slot_levels(s, w); }, s.workload);
+  const std::vector<int> slot_levels = detail::workload_slot_levels(s);
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
       for (int slots : slot_levels) {
@@ -47,10 +46,6 @@ std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
     }
   }
   return out;
-}
-
-void detail::fill_block(Block& b, const scenario::Scenario& s, Rng& rng) {
-  std::visit([&](const auto& w) { workloads::fill_block(b, s, w, rng); }, s.workload);
 }
 
 void detail::number_calls(Plan& plan) {

@@ -9,6 +9,10 @@ namespace kvbench::plan::detail {
 // Every server configuration (num_ctx x cache_type), in the scenario's order, without variant.
 std::vector<ServerConfig> configs_of(const scenario::Scenario& s);
 
+// The scenario's workload's part in the plan, reached through the table of workloads (defined
+// with it, in workloads/plan_calls.cpp).
+// The server slot levels (-np) it runs at.
+std::vector<int> workload_slot_levels(const scenario::Scenario& s);
 // Appends a block's warm-up calls, probes and shuffled rounds (seq not yet set).
 void fill_block(Block& b, const scenario::Scenario& s, Rng& rng);
 

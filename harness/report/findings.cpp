@@ -285,9 +285,9 @@ Finding trust(const RunReport& r) {
   }
   if (!v.present) {
     if (text.empty()) {
-      // A conversation or a trace keeps one server start per setting: its point is the
-      // server's cache across its calls.
-      text = r.workload.key == "sweep" || r.workload.key.empty()
+      // A workload that keeps its server for all its calls has one start per setting: its
+      // point is the server's cache across them.
+      text = !r.workload.keeps_its_server
                  ? "no effect was estimated (too few timed calls or settings): the tables "
                    "describe this run only."
                  : fmt::format(

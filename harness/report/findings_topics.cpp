@@ -225,19 +225,8 @@ std::optional<Finding> proof_finding(const RunReport& r) {
         "predicted to prove; {} read past their unique first line",
         c.timed_ok, c.prompt_cache_hits));
   }
-  if (r.workload.present && r.workload.json.is_object()) {
-    const json& w = r.workload.json;
-    if (w.contains("agreement") && w["agreement"].value("predicted", 0) > 0) {
-      parts.push_back(fmt::format(
-          "the server's reuse equalled its caching policy's prediction on {} of {} replayed "
-          "requests",
-          w["agreement"].value("equal", 0), w["agreement"].value("predicted", 0)));
-    }
-    if (w.contains("proved") && w["proved"].is_number() && w.value("predicted", 0) > 0) {
-      parts.push_back(
-          fmt::format("{} of {} conversation turns reused their history exactly as predicted",
-                      w["proved"].get<int>(), w.value("predicted", 0)));
-    }
+  if (r.workload.present) {
+    parts.insert(parts.end(), r.workload.proof.begin(), r.workload.proof.end());
   }
   if (parts.empty()) {
     if (r.analysis.timed_ok == 0) {

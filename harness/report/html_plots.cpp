@@ -280,70 +280,6 @@ std::optional<Plot> edit_plot(const RunReport& r) {
   return p;
 }
 
-std::optional<Plot> workload_plot(const RunReport& r) {
-  if (!r.workload.present || !r.workload.json.is_object()) {
-    return std::nullopt;
-  }
-  const json& w = r.workload.json;
-  if (r.workload.key == "conversation" && w.contains("rows")) {
-    Plot p{"turns",
-           "Conversations: TTFT per turn",
-           "Median time to first token at each turn, the history reused (reuse on) or every turn "
-           "read afresh (reuse off): without reuse each turn pays for the whole conversation "
-           "again.",
-           "turn",
-           "ms",
-           true,
-           {}};
-    std::map<std::string, PlotSeries> series;
-    for (const auto& row : w["rows"]) {
-      if (!row.contains("ttft_ms") || !row["ttft_ms"].is_number()) {
-        continue;
-      }
-      const std::string key = fmt::format("{}, {} at once, reuse {}", row.value("config", ""),
-                                          row.value("conversations", 1), row.value("reuse", ""));
-      auto& s = series[key];
-      s.label = key;
-      s.line = false;
-      s.points.emplace_back(row.value("turn", 0), row["ttft_ms"].get<double>());
-    }
-    int colour = 0;
-    for (auto& [key, s] : series) {
-      s.colour = colour++;
-      p.series.push_back(std::move(s));
-    }
-    return p.series.empty() ? std::nullopt : std::optional<Plot>(p);
-  }
-  if (r.workload.key == "trace" && w.contains("requests")) {
-    Plot p{"trace",
-           "Trace replay: each request's reuse, proved",
-           "The prompt tokens the server reported reused against what its caching policy "
-           "predicts, one point per replayed request; a point off the dashed line is a gap the "
-           "report names.",
-           "predicted reuse (tokens)",
-           "reported reuse (tokens)",
-           true,
-           {}};
-    PlotSeries s{"a request", {}, false, false, "circle", 1};
-    double most = 0;
-    for (const auto& q : w["requests"]) {
-      if (q["predicted_tokens"].is_number() && q["reused_tokens"].is_number()) {
-        const double x = q["predicted_tokens"].get<double>();
-        const double y = q["reused_tokens"].get<double>();
-        s.points.emplace_back(x, y);
-        most = std::max({most, x, y});
-      }
-    }
-    if (s.points.empty()) {
-      return std::nullopt;
-    }
-    p.series.push_back(std::move(s));
-    p.series.push_back({"reported = predicted", {{0, 0}, {most, most}}, true, true, "", 7});
-    return p;
-  }
-  return std::nullopt;
-}
-
 std::optional<Plot> answers_plot(const RunReport& r) {
   if (!r.answers.present) {
     return std::nullopt;
@@ -381,12 +317,17 @@ std::optional<Plot> answers_plot(const RunReport& r) {
 
 std::vector<Plot> report_plots(const RunReport& report) {
   std::vector<Plot> out;
-  for (auto&& p :
-       {ttft_plot(report), decode_plot(report), drift_plot(report), timeline_plot(report),
-        memory_plot(report), edit_plot(report), workload_plot(report), answers_plot(report)}) {
+  for (auto&& p : {ttft_plot(report), decode_plot(report), drift_plot(report),
+                   timeline_plot(report), memory_plot(report), edit_plot(report)}) {
     if (p) {
       out.push_back(*p);
     }
+  }
+  if (report.workload.present) {
+    out.insert(out.end(), report.workload.plots.begin(), report.workload.plots.end());
+  }
+  if (auto p = answers_plot(report)) {
+    out.push_back(*p);
   }
   return out;
 }

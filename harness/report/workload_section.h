@@ -1,8 +1,8 @@
 #pragma once
 // A workload's section of a run's report, made once from the run's files by the workload's own
 // folder (its report*.cpp defines report_section, declared for every workload in
-// workloads/layers.h): the report reaches it through std::visit over workloads::Workload, as the
-// other layers do, and prints what it made.
+// workloads/layers.h): the report reaches it through the table of workloads, as the other layers
+// do, and prints, draws and writes what it made without knowing which workload made it.
 
 #include <string>
 #include <vector>
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/report/plot.h"
 #include "harness/results/manifest.h"
-#include "harness/workloads/workload.h"
 
 namespace kvbench::report {
 
@@ -20,14 +20,17 @@ struct WorkloadSection {
   bool present = false;  // the run has something of it to say
   std::string markdown;  // printed where the report's layout puts the workload
   nlohmann::json json;
+  std::vector<Plot> plots;  // drawn on the page after the report's own
+  // What the first screen's proof adds, one clause each ("12 of 12 conversation turns reused
+  // their history exactly as predicted").
+  std::vector<std::string> proof;
+  // The workload keeps its server for all its calls, one start per setting (its point is the
+  // server's cache across them): the first screen says so where no effect was estimated.
+  bool keeps_its_server = false;
 };
 
-// The workload a run ran, by the name its resolved scenario records (a top-level key, as
-// run.json writes a conversation, or under "workload"); the first, the sweep, when none. Its
-// settings are left at their defaults: each workload's report reads them from run.json.
-workloads::Workload workload_of(const nlohmann::json& scenario);
-
-// The run's workload's section (report_section of that workload).
+// The run's workload's section (report_section of that workload), reached through the table of
+// workloads (defined with it, in workloads/sections.cpp).
 WorkloadSection workload_section(const results::RunManifest& run,
                                  const std::vector<CallRecord>& calls);
 

@@ -6,6 +6,7 @@
 #include "harness/core/error.h"
 #include "harness/core/url.h"
 #include "harness/run/runner.h"
+#include "harness/run/workloads.h"
 #include "harness/scenario/kinds.h"
 
 namespace kvbench::run {
@@ -79,18 +80,17 @@ scenario::Scenario with_overrides(scenario::Scenario s, const RunOptions& o, boo
         fmt::format("{}: server.model{}: {}", s.source, o.model.empty() ? "" : " (--model)", *why));
   }
   if (!o.trace_shard.empty()) {
-    auto* t = std::get_if<workloads::TraceReplay>(&s.workload);
     int index = -1;
     int count = 0;
     char slash = 0;
     std::istringstream in(o.trace_shard);
-    if (t == nullptr) {
+    if (!sharded(s)) {
       throw InputError(fmt::format("--trace-shard: {}: its workload is no trace", s.source));
     }
     if (!(in >> index >> slash >> count) || slash != '/' || !in.eof()) {
       throw InputError(fmt::format("--trace-shard '{}': expected K/N, like 0/2", o.trace_shard));
     }
-    workloads::shard_trace(*t, index, count);
+    shard(s, index, count);
   }
   s.resolved = scenario::to_json(s);
   return s;

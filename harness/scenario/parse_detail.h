@@ -160,14 +160,22 @@ void parse_gate(Checker& c, const json& v, Scenario& s);
 // Cross-field rules for variants and the gate, once everything parsed (defaults filled).
 void check_variants_and_gate(Checker& c, Scenario& s, bool gate_given);
 
-// The scenario's workload: "workload": {"<name>": {...}} with exactly one name, the top-level
-// "conversation" of earlier files, or the prompt sweep when neither is given.
+// The scenario's workload, reached through the table of workloads (defined with it, in
+// workloads/composition.cpp).
+// Parses it: "workload": {"<name>": {...}} with exactly one name, the top-level "conversation" of
+// earlier files, or the prompt sweep when neither is given.
 void parse_workload(Checker& c, const json& doc, Scenario& s);
 
 // The table of the scenario's parts that compose with a workload (factors, repeats, probes,
 // concurrency, precision, answers, ...): what each workload requires, accepts or refuses, each
 // refusal with its reason. Checked on every parse, whatever else is wrong.
 void check_composition(Checker& c, const json& doc, const Scenario& s);
+
+// The workload's own rules, once the scenario parsed.
+void check_workload(Checker& c, const Scenario& s);
+
+// Adds what run.json records of the workload to `resolved`.
+void add_workload_json(const Scenario& s, json& resolved);
 
 // Adds "variants" (when there are any) and "gate" (when there are variants or it is not the
 // default) to a resolved scenario.

@@ -211,7 +211,7 @@ void check_consistency(Checker& c, Scenario& s) {
   check_concurrency(c, s);
   detail::check_precision(c, s);
   detail::check_answers(c, s);
-  std::visit([&](const auto& w) { check(c, s, w); }, s.workload);
+  detail::check_workload(c, s);
   if (!s.server.managed()) {
     // Ollama takes num_ctx per request (a change reloads the model); llama-server needs a restart.
     if (s.factors.num_ctx.size() > 1 && !traits(s.server.kind).ctx_per_request) {
@@ -315,7 +315,7 @@ json to_json(const Scenario& s) {
                         {"half_width", s.precision.half_width},
                         {"max_calls", s.precision.max_calls}};
   }
-  std::visit([&](const auto& w) { add_to_json(w, out); }, s.workload);
+  detail::add_workload_json(s, out);
   if (s.concurrency.active()) {
     out["concurrency"] = to_json(s.concurrency);
   }

@@ -2,6 +2,7 @@
 // A scenario: what to run, against which server, how often. Parsed from JSON with comments and
 // validated as a whole; every problem is reported with its path.
 
+#include <any>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -13,7 +14,6 @@
 #include "harness/scenario/concurrency.h"
 #include "harness/scenario/edit_position.h"
 #include "harness/scenario/gate_config.h"
-#include "harness/workloads/workload.h"
 
 namespace kvbench::scenario {
 
@@ -122,9 +122,6 @@ struct Answers {
   bool active() const { return prompts > 0; }
 };
 
-using workloads::Conversation;
-using workloads::Sweep;
-
 struct Scenario {
   std::string name;
   std::string description;
@@ -144,8 +141,11 @@ struct Scenario {
   GateConfig gate;
   Precision precision;
   Answers answers;
-  workloads::Workload workload;  // what the scenario sends: the prompt sweep by default
-  nlohmann::json resolved;       // the scenario with every default filled in
+  // What the scenario sends: one workload, held here by value without this module knowing the
+  // workloads (workloads/workload.h holds their table and reads it: workloads::of(s)). Empty
+  // means the first, the prompt sweep.
+  std::any workload;
+  nlohmann::json resolved;  // the scenario with every default filled in
 };
 
 // Parses and validates scenario text (JSON, comments allowed). `source` names the file in
@@ -173,11 +173,5 @@ Scenario load_scenario(const std::string& path, const ScenarioEdits& edits);
 
 // The scenario as JSON with every default made explicit (what run.json records).
 nlohmann::json to_json(const Scenario& s);
-
-// The scenario's workload as W, or nullptr when it sends another.
-template <typename W>
-const W* workload_as(const Scenario& s) {
-  return std::get_if<W>(&s.workload);
-}
 
 }  // namespace kvbench::scenario

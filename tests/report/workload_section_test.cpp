@@ -15,15 +15,20 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The key of the section of a run whose resolved scenario is `scenario`, without calls.
+std::string key_of(const json& scenario) {
+  results::RunManifest run;
+  run.scenario = scenario;
+  return workload_section(run, {}).key;
+}
+
 TEST(WorkloadSection, TheWorkloadIsFoundByTheNameTheScenarioRecords) {
-  EXPECT_TRUE(std::holds_alternative<workloads::Sweep>(workload_of(json{{"name", "s"}})));
-  EXPECT_TRUE(std::holds_alternative<workloads::Sweep>(workload_of(json())));
-  EXPECT_TRUE(std::holds_alternative<workloads::Conversation>(
-      workload_of(json{{"conversation", {{"turns", 3}}}})));
-  EXPECT_TRUE(std::holds_alternative<workloads::Conversation>(
-      workload_of(json{{"workload", {{"conversation", json::object()}}}})));
-  EXPECT_TRUE(std::holds_alternative<workloads::Sweep>(
-      workload_of(json{{"workload", {{"sweep", json::object()}}}})));
+  EXPECT_EQ(key_of(json{{"name", "s"}}), "sweep");
+  EXPECT_EQ(key_of(json()), "sweep");
+  EXPECT_EQ(key_of(json{{"conversation", {{"turns", 3}}}}), "conversation");
+  EXPECT_EQ(key_of(json{{"workload", {{"conversation", json::object()}}}}), "conversation");
+  EXPECT_EQ(key_of(json{{"workload", {{"trace", json::object()}}}}), "trace");
+  EXPECT_EQ(key_of(json{{"workload", {{"sweep", json::object()}}}}), "sweep");
 }
 
 TEST(WorkloadSection, EachRecordedRunGetsItsWorkloadsSection) {
@@ -34,11 +39,28 @@ TEST(WorkloadSection, EachRecordedRunGetsItsWorkloadsSection) {
   EXPECT_TRUE(c.present);
   EXPECT_NE(c.markdown.find("## Conversations"), std::string::npos);
   EXPECT_TRUE(c.json.is_object());
+  ASSERT_EQ(c.plots.size(), 1U);  // its turns, drawn on the page
+  EXPECT_EQ(c.plots[0].id, "turns");
+  EXPECT_FALSE(c.plots[0].series.empty());
+  ASSERT_EQ(c.proof.size(), 1U);
+  EXPECT_NE(c.proof[0].find("conversation turns reused their history exactly as predicted"),
+            std::string::npos);
+  EXPECT_TRUE(c.keeps_its_server);
   const auto sweep = results::load_run(runs / "quickstart");
   const WorkloadSection s = workload_section(sweep.run, sweep.calls);
   EXPECT_EQ(s.key, "sweep");
   EXPECT_FALSE(s.present);
   EXPECT_TRUE(s.markdown.empty());
+  EXPECT_TRUE(s.plots.empty());
+  EXPECT_TRUE(s.proof.empty());
+  EXPECT_FALSE(s.keeps_its_server);
+  const auto trace = results::load_run(runs / "trace-tiny");
+  const WorkloadSection t = workload_section(trace.run, trace.calls);
+  EXPECT_EQ(t.key, "trace");
+  EXPECT_TRUE(t.present);
+  ASSERT_EQ(t.plots.size(), 1U);
+  EXPECT_EQ(t.plots[0].id, "trace");
+  EXPECT_TRUE(t.keeps_its_server);
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/suggest.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::scenario {
 namespace {
 
 using ::testing::HasSubstr;
+using workloads::Conversation;
+using workloads::Sweep;
 
 std::string error_of(std::string_view text) {
   try {
@@ -298,23 +301,24 @@ TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
   const auto s = parse_scenario(R"({"name": "c", "conversation": {"turns": 8,
       "conversations": [4, 1, 2], "reuse": ["on", "off"], "slots": 2}})",
                                 "c.json");
-  const auto& conv = std::get<Conversation>(s.workload);
+  const auto& conv = std::get<Conversation>(workloads::of(s));
   EXPECT_EQ(conv.conversations, (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(conv.reuse, (std::vector<std::string>{"on", "off"}));
   EXPECT_EQ(conv.system_tokens, 256);
   EXPECT_TRUE(s.factors.prompt_tokens.empty());
   // run.json's scenario parses again to the same.
   const auto again = parse_scenario(to_json(s).dump(), "run.json");
-  const auto& conv_again = std::get<Conversation>(again.workload);
+  const auto& conv_again = std::get<Conversation>(workloads::of(again));
   EXPECT_EQ(conv_again.turns, 8);
   EXPECT_EQ(conv_again.slots, 2);
   EXPECT_FALSE(conv_again.concurrent) << "one turn at a time unless asked";
   const auto at_once = parse_scenario(R"({"name": "c", "conversation": {"turns": 2,
       "conversations": 4, "slots": 2, "concurrent": true}})",
                                       "c.json");
-  EXPECT_TRUE(std::get<Conversation>(at_once.workload).concurrent);
-  EXPECT_TRUE(std::get<Conversation>(parse_scenario(to_json(at_once).dump(), "run.json").workload)
-                  .concurrent);
+  EXPECT_TRUE(std::get<Conversation>(workloads::of(at_once)).concurrent);
+  EXPECT_TRUE(
+      std::get<Conversation>(workloads::of(parse_scenario(to_json(at_once).dump(), "run.json")))
+          .concurrent);
 }
 
 TEST(ScenarioConversation, BadFieldsAreNamed) {
@@ -356,13 +360,13 @@ TEST(ScenarioWorkload, TheWorkloadKeyNamesExactlyOneWorkload) {
   const auto top = parse_scenario(R"({"name": "c", "conversation": {"turns": 3,
       "conversations": 2}})",
                                   "c.json");
-  EXPECT_EQ(std::get<Conversation>(nested.workload).turns, 3);
+  EXPECT_EQ(std::get<Conversation>(workloads::of(nested)).turns, 3);
   EXPECT_EQ(to_json(nested), to_json(top));
   // The sweep is the default, and may be named.
   const auto sweep = parse_scenario(R"({"name": "s", "workload": {"sweep": {}},
       "factors": {"prompt_tokens": [64]}})",
                                     "s.json");
-  EXPECT_TRUE(std::holds_alternative<Sweep>(sweep.workload));
+  EXPECT_TRUE(std::holds_alternative<Sweep>(workloads::of(sweep)));
   EXPECT_EQ(to_json(sweep), to_json(parse_scenario(R"({"name": "s",
       "factors": {"prompt_tokens": [64]}})",
                                                    "s.json")));
@@ -413,7 +417,7 @@ TEST(ScenarioConversation, VariantsCompareServersUnderTheSameConversations) {
       {"name": "no-host-cache", "server": {"args": ["--cache-ram", "0"]}}]})",
                                 "c.json");
   EXPECT_EQ(s.variants.size(), 2U);
-  EXPECT_TRUE(std::holds_alternative<Conversation>(s.workload));
+  EXPECT_TRUE(std::holds_alternative<Conversation>(workloads::of(s)));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::scenario {
 namespace {
@@ -42,7 +43,7 @@ TEST(TraceWorkload, TheIssuesSpellingReadsChoosesAndScales) {
         "window": {"first": 0, "count": 200}, "sample": {"families": 20, "seed": 1},
         "scale": {"tokens": 0.0625, "time": 10}, "timing": "schedule", "concurrency": 1})"),
       kSource);
-  const auto& t = std::get<workloads::TraceReplay>(s.workload);
+  const auto& t = std::get<workloads::TraceReplay>(workloads::of(s));
   ASSERT_TRUE(t.requests);
   EXPECT_EQ(t.requests->block_tokens, 32);  // 512 x 0.0625
   EXPECT_FALSE(t.requests->requests.empty());
@@ -51,7 +52,7 @@ TEST(TraceWorkload, TheIssuesSpellingReadsChoosesAndScales) {
   EXPECT_TRUE(std::filesystem::path(t.path).is_absolute());
   // run.json records the file where it was read: a resumed run reads the same requests.
   const auto again = parse_scenario(s.resolved.dump(), "/elsewhere/run.json");
-  const auto& u = std::get<workloads::TraceReplay>(again.workload);
+  const auto& u = std::get<workloads::TraceReplay>(workloads::of(again));
   EXPECT_EQ(u.requests->requests.size(), t.requests->requests.size());
   EXPECT_EQ(to_json(again), s.resolved);
 }
@@ -60,7 +61,7 @@ TEST(TraceWorkload, DefaultsAreTheWholeTraceUnscaledOnASchedule) {
   const auto s = parse_scenario(scenario_with_trace(R"({"file": "bailian-fixture.jsonl",
       "format": "bailian"})"),
                                 kSource);
-  const auto& t = std::get<workloads::TraceReplay>(s.workload);
+  const auto& t = std::get<workloads::TraceReplay>(workloads::of(s));
   EXPECT_EQ(t.requests->requests.size(), t.whole->requests.size());
   EXPECT_FALSE(t.closed);
   EXPECT_EQ(t.concurrency, 1);
@@ -96,7 +97,7 @@ TEST(TraceWorkload, ARecordedRunReadsWithoutItsFileButDoesNotReplay) {
   const std::string moved = std::regex_replace(
       s.resolved.dump(), std::regex("bailian-fixture\\.jsonl"), "moved-away.jsonl");
   const auto recorded = parse_scenario(moved, "/elsewhere/run.json");
-  const auto& t = std::get<workloads::TraceReplay>(recorded.workload);
+  const auto& t = std::get<workloads::TraceReplay>(workloads::of(recorded));
   EXPECT_FALSE(t.requests);
   EXPECT_THAT(t.unread, HasSubstr("moved-away.jsonl"));
   // What run.json recorded of the whole trace is kept, so the scenario's hash does not change.

@@ -5,7 +5,7 @@
 namespace kvbench::run {
 
 ConversationSource::ConversationSource(const scenario::Scenario& s,
-                                       const scenario::Conversation& conv, const Clock& wall_clock,
+                                       const workloads::Conversation& conv, const Clock& wall_clock,
                                        std::string run_id)
     : conv_(conv), sweep_(s, wall_clock, run_id), turns_(s, conv) {
   turns_.set_run_id(std::move(run_id));

@@ -17,7 +17,7 @@ namespace kvbench::run {
 
 class ConversationSource final : public CallSource {
  public:
-  ConversationSource(const scenario::Scenario& s, const scenario::Conversation& conv,
+  ConversationSource(const scenario::Scenario& s, const workloads::Conversation& conv,
                      const Clock& wall_clock, std::string run_id);
 
   void restore(const std::vector<CallRecord>& recorded) override;
@@ -32,7 +32,7 @@ class ConversationSource final : public CallSource {
   void finish(PreparedCall& p, backend::CallResult res) override;
 
  private:
-  const scenario::Conversation& conv_;
+  const workloads::Conversation& conv_;
   SweepSource sweep_;  // the calls that are no turn, and the records' plan fields
   ConversationTurns turns_;
 };

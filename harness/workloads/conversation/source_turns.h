@@ -40,7 +40,7 @@ std::pair<int, std::string> held_reuse(const std::vector<int>& ids, const HeldTo
 
 class ConversationTurns {
  public:
-  ConversationTurns(const scenario::Scenario& s, const scenario::Conversation& conv)
+  ConversationTurns(const scenario::Scenario& s, const workloads::Conversation& conv)
       : s_(s), conv_(conv) {}
 
   void set_run_id(std::string run_id) { run_id_ = std::move(run_id); }
@@ -98,7 +98,7 @@ class ConversationTurns {
   const std::string& system_text(backend::Backend& be);
 
   const scenario::Scenario& s_;
-  const scenario::Conversation& conv_;
+  const workloads::Conversation& conv_;
   std::string run_id_;
   std::string system_;
   bool system_built_ = false;

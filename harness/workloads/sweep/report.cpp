@@ -8,7 +8,9 @@ namespace kvbench::workloads {
 
 report::WorkloadSection report_section(const Sweep& /*w*/, const results::RunManifest& /*run*/,
                                        const std::vector<CallRecord>& /*calls*/) {
-  return {std::string(Sweep::kName), false, {}, {}};
+  report::WorkloadSection out;
+  out.key = Sweep::kName;
+  return out;
 }
 
 }  // namespace kvbench::workloads

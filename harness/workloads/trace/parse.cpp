@@ -140,7 +140,7 @@ void load(Checker& c, const std::string& path, TraceReplay& t, bool recorded) {
 
 }  // namespace
 
-void shard_trace(TraceReplay& t, int index, int count) {
+void shard(TraceReplay& t, int index, int count) {
   if (count < 1 || index < 0 || index >= count) {
     throw InputError(fmt::format(
         "--trace-shard {}/{}: expected K/N with N >= 1 and K from 0 to N - 1", index, count));
@@ -236,7 +236,7 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
                           ? c.integer(sh["count"], at("shard.count"), 1, 1 << 20).value_or(0)
                           : 0;
     if (index >= 0 && index < count) {
-      shard_trace(t, index, count);
+      shard(t, index, count);
     } else {
       c.problem(at("shard"), "expected {\"index\": K, \"count\": N} with K < N");
     }

@@ -118,4 +118,34 @@ void write_trace_text(std::ostream& md, const json& text) {
       text["lead_tokens"].get<int>());
 }
 
+std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& replayed) {
+  Plot p{"trace",
+         "Trace replay: each request's reuse, proved",
+         "The prompt tokens the server reported reused against what its caching policy "
+         "predicts, one point per replayed request; a point off the dashed line is a gap the "
+         "report names.",
+         "predicted reuse (tokens)",
+         "reported reuse (tokens)",
+         true,
+         {}};
+  PlotSeries s{"a request", {}, false, false, "circle", 1};
+  double most = 0;
+  for (const CallRecord* c : replayed) {
+    const auto predicted = predicted_reuse(*c->replay);
+    const auto reported = reported_reuse(*c);
+    if (predicted && reported) {
+      const auto x = static_cast<double>(*predicted);
+      const auto y = static_cast<double>(*reported);
+      s.points.emplace_back(x, y);
+      most = std::max({most, x, y});
+    }
+  }
+  if (s.points.empty()) {
+    return std::nullopt;
+  }
+  p.series.push_back(std::move(s));
+  p.series.push_back({"reported = predicted", {{0, 0}, {most, most}}, true, true, "", 7});
+  return p;
+}
+
 }  // namespace kvbench::report

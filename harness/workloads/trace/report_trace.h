@@ -53,6 +53,11 @@ std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& call
 // Prompts sent as text (kinds that take no token ids): how many read as planned and the tokens
 // the server read before every prompt, {requests, read_as_planned, lead_tokens}; null where the
 // prompts were token ids. write_trace_text says it in a sentence (nothing for null).
+// Each replayed request's reported reuse against its predicted one (the server's cache_n, the
+// policy's prediction, lead tokens left out), with the line where they agree; nothing when no
+// request has both.
+std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& replayed);
+
 nlohmann::json trace_text_json(const std::vector<const CallRecord*>& replayed);
 void write_trace_text(std::ostream& md, const nlohmann::json& text);
 

@@ -353,7 +353,9 @@ json trace_json(const TraceFacts& f) {
 
 WorkloadSection trace_section(const results::RunManifest& run,
                               const std::vector<CallRecord>& calls) {
-  WorkloadSection out{"trace", false, {}, {}};
+  WorkloadSection out;
+  out.key = "trace";
+  out.keeps_its_server = true;
   TraceFacts f;
   for (const auto& c : calls) {
     if (c.replay) {
@@ -379,6 +381,15 @@ WorkloadSection trace_section(const results::RunManifest& run,
   out.present = true;
   out.markdown = trace_markdown(f);
   out.json = trace_json(f);
+  if (auto p = trace_reuse_plot(f.replayed)) {
+    out.plots.push_back(std::move(*p));
+  }
+  if (f.gaps.predicted > 0) {
+    out.proof.push_back(fmt::format(
+        "the server's reuse equalled its caching policy's prediction on {} of {} replayed "
+        "requests",
+        f.gaps.equal, f.gaps.predicted));
+  }
   return out;
 }
 

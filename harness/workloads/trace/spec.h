@@ -57,7 +57,8 @@ struct TraceReplay {
 };
 
 // Keeps the families of shard `index` of `count` (as above); InputError for a shard out of range.
-void shard_trace(TraceReplay& t, int index, int count);
+// A workload that defines shard() can be split over hosts (--trace-shard K/N).
+void shard(TraceReplay& t, int index, int count);
 
 KVBENCH_WORKLOAD_LAYERS(TraceReplay)  // its part in each layer (layers.h)
 

@@ -1,5 +1,7 @@
 // Synthetic traces (synth.h): groups of conversations behind shared system prompts.
 
+#include "harness/workloads/trace/synth.h"
+
 #include <cmath>
 #include <map>
 #include <ostream>
@@ -11,7 +13,6 @@
 
 #include "harness/core/error.h"
 #include "harness/core/random.h"
-#include "harness/workloads/trace/synth.h"
 
 namespace kvbench::workloads::trace {
 

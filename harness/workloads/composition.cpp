@@ -1,10 +1,12 @@
-// The scenario's workload, and the table of the parts that compose with it.
+// The scenario's workload, and the table of the parts that compose with it: the scenario
+// layer's side of the table of workloads (workload.h), compiled into the scenario module.
 
 #include <array>
 #include <utility>
 #include <variant>
 
 #include "harness/scenario/parse_detail.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::scenario::detail {
 
@@ -146,7 +148,7 @@ void parse_workload(Checker& c, const json& doc, Scenario& s) {
       return;
     }
     c.set_workload_path("conversation");
-    parse_named(c, "conversation", doc["conversation"], "conversation", s.workload);
+    parse_named(c, "conversation", doc["conversation"], "conversation", workloads::of(s));
     return;
   }
   if (!doc.contains("workload")) {
@@ -163,13 +165,13 @@ void parse_workload(Checker& c, const json& doc, Scenario& s) {
   const std::string name = v.begin().key();
   const std::string path = "workload." + name;
   c.set_workload_path(path);
-  if (!parse_named(c, name, v.begin().value(), path, s.workload)) {
+  if (!parse_named(c, name, v.begin().value(), path, workloads::of(s))) {
     c.keys(v, "workload", known);
   }
 }
 
 void check_composition(Checker& c, const json& doc, const Scenario& s) {
-  const std::size_t w = s.workload.index();
+  const std::size_t w = workloads::of(s).index();
   for (const Part& part : kParts) {
     const Verdict& verdict = part.verdicts.at(w);
     const bool given = part.given(doc, s);
@@ -179,6 +181,14 @@ void check_composition(Checker& c, const json& doc, const Scenario& s) {
       c.problem(part.path, verdict.text);
     }
   }
+}
+
+void check_workload(Checker& c, const Scenario& s) {
+  std::visit([&](const auto& w) { workloads::check(c, s, w); }, workloads::of(s));
+}
+
+void add_workload_json(const Scenario& s, json& resolved) {
+  std::visit([&](const auto& w) { workloads::add_to_json(w, resolved); }, workloads::of(s));
 }
 
 }  // namespace kvbench::scenario::detail

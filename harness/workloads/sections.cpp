@@ -1,8 +1,12 @@
-#include "harness/report/workload_section.h"
+// The report layer's side of the table of workloads (workload.h), compiled into the report
+// module.
 
 #include <cstddef>
 #include <string>
 #include <variant>
+
+#include "harness/report/workload_section.h"
+#include "harness/workloads/workload.h"
 
 namespace kvbench::report {
 
@@ -26,11 +30,14 @@ workloads::Workload named_in(const json& scenario) {
   }
 }
 
-}  // namespace
-
+// The workload a run ran, by the name its resolved scenario records (a top-level key, as
+// run.json writes a conversation, or under "workload"); the first, the sweep, when none. Its
+// settings are left at their defaults: each workload's report reads them from run.json.
 workloads::Workload workload_of(const json& scenario) {
   return named_in(scenario);
 }
+
+}  // namespace
 
 WorkloadSection workload_section(const results::RunManifest& run,
                                  const std::vector<CallRecord>& calls) {
