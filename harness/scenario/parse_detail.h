@@ -44,6 +44,10 @@ class Checker {
   // for the workload's own messages.
   const std::string& workload_path() const { return workload_path_; }
   void set_workload_path(std::string path) { workload_path_ = std::move(path); }
+  // Whether the files a scenario names (a trace) are read: not where settings are read back from
+  // a run's record for its report, which reads the run's own files only.
+  bool reads_files() const { return reads_files_; }
+  void skip_files() { reads_files_ = false; }
 
   // Unknown keys, with a suggestion for the nearest known one.
   void keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) {
@@ -128,6 +132,7 @@ class Checker {
   std::map<std::string, int> lines_;
   std::vector<std::string> problems_;
   std::string workload_path_;
+  bool reads_files_ = true;
 };
 
 // Parses a server object at `path` ("server", "variants[1].server") over `s`: the fields it

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "harness/report/workload_section.h"
+#include "harness/scenario/parse_detail.h"
 #include "harness/workloads/workload.h"
 
 namespace kvbench::report {
@@ -14,27 +15,37 @@ using nlohmann::json;
 
 namespace {
 
+// The workload a run ran, by the name its resolved scenario records (a top-level key, as
+// run.json writes a conversation, or under "workload"), with its settings as recorded there, read
+// by the workload's own parse (without the files they name: a report reads the run's files only);
+// the first, the sweep, when none. A setting that does not parse keeps its default, as one an
+// earlier version did not record.
 template <std::size_t I = 0>
-workloads::Workload named_in(const json& scenario) {
+workloads::Workload recorded(const json& scenario) {
   if constexpr (I == std::variant_size_v<workloads::Workload>) {
     return workloads::Workload{};
   } else {
     using W = std::variant_alternative_t<I, workloads::Workload>;
     const std::string name(W::kName);
-    const json chosen = scenario.is_object() ? scenario.value("workload", json::object()) : json();
-    if (scenario.is_object() &&
-        (scenario.contains(name) || (chosen.is_object() && chosen.contains(name)))) {
-      return W{};
+    if (!scenario.is_object()) {
+      return workloads::Workload{};
     }
-    return named_in<I + 1>(scenario);
+    const json chosen = scenario.value("workload", json::object());
+    const bool top = scenario.contains(name);
+    if (!top && !(chosen.is_object() && chosen.contains(name))) {
+      return recorded<I + 1>(scenario);
+    }
+    const json& v = top ? scenario[name] : chosen[name];
+    const std::string path = top ? name : "workload." + name;
+    W w;
+    if (v.is_object()) {
+      scenario::detail::Checker c("run.json", "");
+      c.set_workload_path(path);
+      c.skip_files();
+      workloads::parse(c, v, path, w);
+    }
+    return w;
   }
-}
-
-// The workload a run ran, by the name its resolved scenario records (a top-level key, as
-// run.json writes a conversation, or under "workload"); the first, the sweep, when none. Its
-// settings are left at their defaults: each workload's report reads them from run.json.
-workloads::Workload workload_of(const json& scenario) {
-  return named_in(scenario);
 }
 
 }  // namespace
@@ -42,7 +53,7 @@ workloads::Workload workload_of(const json& scenario) {
 WorkloadSection workload_section(const results::RunManifest& run,
                                  const std::vector<CallRecord>& calls) {
   return std::visit([&](const auto& w) { return report_section(w, run, calls); },
-                    workload_of(run.scenario));
+                    recorded(run.scenario));
 }
 
 }  // namespace kvbench::report

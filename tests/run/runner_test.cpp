@@ -20,6 +20,7 @@
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
 #include "harness/workloads/conversation/report.h"
+#include "harness/workloads/workload.h"
 #include "tests/support/fake_server.h"
 #include "tests/support/scripted_transport.h"
 
@@ -679,7 +680,10 @@ TEST(RunnerConversation, TheReportAnswersHowManyConversationsStayCached) {
   b.script.capabilities.reuse_switch = true;
   const auto summary = b.run(kConversation);
   const auto loaded = results::load_run(summary.run_dir);
-  const auto report = report::conversation_report(loaded.run, loaded.calls);
+  const auto report = report::conversation_report(
+      std::get<workloads::Conversation>(
+          workloads::of(scenario::parse_scenario(loaded.run.scenario.dump(), "run.json"))),
+      loaded.run, loaded.calls);
   ASSERT_TRUE(report.present);
   ASSERT_EQ(report.levels.size(), 2U);
   EXPECT_DOUBLE_EQ(report.levels[0].reuse_rate, 1.0);
@@ -769,7 +773,10 @@ TEST(RunnerConversation, AFailedTurnLeavesItsConversationsHistoryAsItWas) {
   EXPECT_EQ(failed, 2);
   expect_no_empty_answer_sent(b.script);
   const auto loaded = results::load_run(summary.run_dir);
-  const auto report = report::conversation_report(loaded.run, loaded.calls);
+  const auto report = report::conversation_report(
+      std::get<workloads::Conversation>(
+          workloads::of(scenario::parse_scenario(loaded.run.scenario.dump(), "run.json"))),
+      loaded.run, loaded.calls);
   int reported = 0;
   for (const auto& row : report.rows) {
     reported += row.failed;

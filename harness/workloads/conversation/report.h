@@ -14,6 +14,7 @@
 
 #include "harness/core/record.h"
 #include "harness/results/manifest.h"
+#include "harness/workloads/conversation/spec.h"
 
 namespace kvbench::report {
 
@@ -89,7 +90,9 @@ struct ConversationReport {
   std::vector<Answer> answers;
 };
 
-ConversationReport conversation_report(const results::RunManifest& run,
+// The report of a run of `conv` (its settings as run.json records them).
+ConversationReport conversation_report(const workloads::Conversation& conv,
+                                       const results::RunManifest& run,
                                        const std::vector<CallRecord>& calls);
 void write_conversation_markdown(std::ostream& out, const ConversationReport& r);
 nlohmann::json to_json(const ConversationReport& r);

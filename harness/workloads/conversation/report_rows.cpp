@@ -217,18 +217,15 @@ void add_answers(const results::RunManifest& run, Tally& tl, ConversationReport&
 
 }  // namespace
 
-ConversationReport conversation_report(const results::RunManifest& run,
+ConversationReport conversation_report(const workloads::Conversation& conv,
+                                       const results::RunManifest& run,
                                        const std::vector<CallRecord>& calls) {
   ConversationReport out;
-  const json conv = run.scenario.value("conversation", json::object());
-  if (conv.empty()) {
-    return out;
-  }
   out.present = true;
-  out.turns = conv.value("turns", 0);
-  out.slots = conv.value("slots", 1);
-  out.concurrent = conv.value("concurrent", false);
-  out.think_time_s = conv.value("think_time_s", 0.0);
+  out.turns = conv.turns;
+  out.slots = conv.slots;
+  out.concurrent = conv.concurrent;
+  out.think_time_s = conv.think_time_s;
   Tally tl;
   for (const auto& r : calls) {
     tally_turn(r, out, tl);

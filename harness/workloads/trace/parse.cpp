@@ -224,7 +224,7 @@ void parse(Checker& c, const json& v, const std::string& path, TraceReplay& t) {
   if (v.contains("whole_trace")) {
     t.whole_trace_json = v["whole_trace"].dump();
   }
-  if (c.ok() && !t.file.empty()) {
+  if (c.ok() && !t.file.empty() && c.reads_files()) {
     load(c, path, t, v.contains("whole_trace"));
   }
   if (v.contains("shard") && t.requests) {  // as run.json records a shard of a trace

@@ -6,9 +6,9 @@
 
 namespace kvbench::workloads {
 
-report::WorkloadSection report_section(const TraceReplay& /*w*/, const results::RunManifest& run,
+report::WorkloadSection report_section(const TraceReplay& w, const results::RunManifest& run,
                                        const std::vector<CallRecord>& calls) {
-  return report::trace_section(run, calls);
+  return report::trace_section(w, run, calls);
 }
 
 }  // namespace kvbench::workloads

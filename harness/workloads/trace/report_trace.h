@@ -15,6 +15,7 @@
 #include "harness/core/record.h"
 #include "harness/report/workload_section.h"
 #include "harness/results/manifest.h"
+#include "harness/workloads/trace/spec.h"
 
 namespace kvbench::report {
 
@@ -61,7 +62,7 @@ std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& repla
 nlohmann::json trace_text_json(const std::vector<const CallRecord*>& replayed);
 void write_trace_text(std::ostream& md, const nlohmann::json& text);
 
-WorkloadSection trace_section(const results::RunManifest& run,
+WorkloadSection trace_section(const workloads::TraceReplay& spec, const results::RunManifest& run,
                               const std::vector<CallRecord>& calls);
 
 }  // namespace kvbench::report

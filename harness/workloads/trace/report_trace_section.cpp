@@ -36,9 +36,14 @@ std::string rate_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f} %", 100 * *v) : "-";
 }
 
+// What run.json recorded of the whole trace (requests, infinite_hit_rate), kept as it was.
+json whole_trace_of(const workloads::TraceReplay& t) {
+  return t.whole_trace_json.empty() ? json::object() : json::parse(t.whole_trace_json);
+}
+
 // The whole trace's infinite-cache hit rates, as run.json recorded them.
-std::optional<TraceRates> whole_trace_rates(const json& spec) {
-  const json whole = spec.value("whole_trace", json::object()).value("infinite_hit_rate", json());
+std::optional<TraceRates> whole_trace_rates(const workloads::TraceReplay& t) {
+  const json whole = whole_trace_of(t).value("infinite_hit_rate", json());
   if (!whole.is_object()) {
     return std::nullopt;
   }
@@ -174,28 +179,27 @@ void write_gaps(std::ostream& out, const Gaps& g) {
 // KV cells (its host cache, whose size in tokens is not known, aside), or an attached block
 // cache's pool; nullopt where neither is known.
 std::optional<std::pair<double, std::string>> capacity_in_blocks(const json& scenario,
-                                                                 const json& spec,
+                                                                 const workloads::TraceReplay& t,
                                                                  const CallRecord& first) {
   const json server = scenario.value("server", json::object());
   const double block = first.replay->block_tokens;
   if (server.value("url", "").empty()) {
-    const int slots = spec.value("slots", 1);
+    const int slots = t.slots;
     return std::pair{slots * first.num_ctx / block,
                      fmt::format("the KV cells of {} slot{} of {} tokens, the host prompt cache "
                                  "aside",
                                  slots, slots == 1 ? "" : "s", first.num_ctx)};
   }
-  if (spec.contains("capacity_blocks")) {
+  if (t.capacity_blocks) {
     const int step = server.value("cache_rule", json::object()).value("step", 1);
-    return std::pair{spec["capacity_blocks"].get<double>() * step / block,
-                     fmt::format("a pool of {} blocks of {} tokens",
-                                 spec["capacity_blocks"].get<long long>(), step)};
+    return std::pair{static_cast<double>(*t.capacity_blocks) * step / block,
+                     fmt::format("a pool of {} blocks of {} tokens", *t.capacity_blocks, step)};
   }
   return std::nullopt;
 }
 
 // The distinct blocks sent by ten evenly spaced requests of the first block, against the cache.
-json working_set_json(const json& scenario, const json& spec,
+json working_set_json(const json& scenario, const workloads::TraceReplay& t,
                       const std::vector<const CallRecord*>& replayed) {
   std::vector<const CallRecord*> sent;
   for (const CallRecord* c : replayed) {
@@ -206,7 +210,7 @@ json working_set_json(const json& scenario, const json& spec,
   if (sent.empty()) {
     return nullptr;
   }
-  const auto capacity = capacity_in_blocks(scenario, spec, *sent.front());
+  const auto capacity = capacity_in_blocks(scenario, t, *sent.front());
   json points = json::array();
   const std::size_t n = std::min<std::size_t>(10, sent.size());
   for (std::size_t k = 0; k < n; ++k) {
@@ -247,8 +251,8 @@ void write_working_set(std::ostream& md, const json& w) {
 
 // What the section says, gathered once from the records.
 struct TraceFacts {
-  json spec;                                // run.json's workload.trace
-  std::vector<const CallRecord*> replayed;  // by block, then trace index
+  const workloads::TraceReplay* spec = nullptr;  // as run.json records it
+  std::vector<const CallRecord*> replayed;       // by block, then trace index
   std::optional<TraceRates> infinite, predicted, actual, whole;
   Gaps gaps;
   std::vector<double> slips;  // sorted
@@ -266,7 +270,7 @@ void write_rates(std::ostream& md, const TraceFacts& f) {
   };
   if (f.whole) {
     row(fmt::format("infinite cache, the whole trace ({} requests)",
-                    f.spec["whole_trace"].value("requests", 0)),
+                    whole_trace_of(*f.spec).value("requests", 0)),
         f.whole);
   }
   row("infinite cache, the requests replayed", f.infinite);
@@ -286,13 +290,13 @@ void write_rates(std::ostream& md, const TraceFacts& f) {
 
 std::string trace_markdown(const TraceFacts& f) {
   std::ostringstream md;
-  const json& spec = f.spec;
+  const workloads::TraceReplay& t = *f.spec;
   md << fmt::format(
       "\n## Trace replay\n\n{} ({}): {} requests replayed, blocks of {} tokens, "
       "timing {}, at most {} in flight, {} server slot{}.\n",
-      spec.value("file", "?"), spec.value("format", "mooncake"), f.replayed.size(),
-      f.replayed.front()->replay->block_tokens, spec.value("timing", "schedule"),
-      spec.value("concurrency", 1), spec.value("slots", 1), spec.value("slots", 1) == 1 ? "" : "s");
+      t.file.empty() ? "?" : t.file, workloads::trace::format_name(t.format), f.replayed.size(),
+      f.replayed.front()->replay->block_tokens, t.closed ? "closed" : "schedule", t.concurrency,
+      t.slots, t.slots == 1 ? "" : "s");
   write_rates(md, f);
   if (!f.predicted) {
     md << "\nNo policy prediction: kvbench models a managed llama-server's slots and host "
@@ -300,7 +304,7 @@ std::string trace_markdown(const TraceFacts& f) {
   }
   write_gaps(md, f.gaps);
   write_trace_text(md, f.text);
-  if (!f.slips.empty() && spec.value("timing", "schedule") == "schedule") {
+  if (!f.slips.empty() && !t.closed) {
     md << fmt::format(
         "\nSchedule slip (sent minus due, the first request sent on time): median "
         "{:.1f} ms, 95th percentile {:.1f} ms, most {:.1f} ms.\n",
@@ -322,8 +326,8 @@ json trace_json(const TraceFacts& f) {
     definitions[name] = definition;
   }
   json out = {
-      {"file", f.spec.value("file", "")},
-      {"format", f.spec.value("format", "mooncake")},
+      {"file", f.spec->file},
+      {"format", workloads::trace::format_name(f.spec->format)},
       {"replayed", f.replayed.size()},
       {"hit_rate",
        {{"infinite", rates_json(f.infinite)},
@@ -351,7 +355,7 @@ json trace_json(const TraceFacts& f) {
 
 }  // namespace
 
-WorkloadSection trace_section(const results::RunManifest& run,
+WorkloadSection trace_section(const workloads::TraceReplay& spec, const results::RunManifest& run,
                               const std::vector<CallRecord>& calls) {
   WorkloadSection out;
   out.key = "trace";
@@ -368,15 +372,15 @@ WorkloadSection trace_section(const results::RunManifest& run,
   std::sort(f.replayed.begin(), f.replayed.end(), [](const CallRecord* a, const CallRecord* b) {
     return std::pair(a->block, a->replay->index) < std::pair(b->block, b->replay->index);
   });
-  f.spec = run.scenario.value("workload", json::object()).value("trace", json::object());
+  f.spec = &spec;
   f.infinite = trace_rates(f.replayed, TraceReuseKind::infinite);
   f.predicted = trace_rates(f.replayed, TraceReuseKind::predicted);
   f.actual = trace_rates(f.replayed, TraceReuseKind::actual);
-  f.whole = whole_trace_rates(f.spec);
+  f.whole = whole_trace_rates(spec);
   f.gaps = gaps_of(f.replayed);
   f.slips = slips_ms(f.replayed);
   std::sort(f.slips.begin(), f.slips.end());
-  f.working_set = working_set_json(run.scenario, f.spec, f.replayed);
+  f.working_set = working_set_json(run.scenario, spec, f.replayed);
   f.text = trace_text_json(f.replayed);
   out.present = true;
   out.markdown = trace_markdown(f);
