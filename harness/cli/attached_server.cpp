@@ -10,7 +10,7 @@
 #include "harness/gguf/model_shape.h"
 #include "harness/http/curl_transport.h"
 #include "harness/scenario/kinds.h"
-#include "harness/servers/compat_session.h"
+#include "harness/servers/compat_servers.h"
 #include "harness/servers/find_kind.h"
 #include "harness/servers/server_target.h"
 

@@ -5,24 +5,24 @@
 
 #include <fmt/format.h>
 
+#include "harness/capacity/capacity_run.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/output.h"
 #include "harness/cli/server_options.h"
 #include "harness/core/error.h"
 #include "harness/process/signals.h"
 #include "harness/report/capacity.h"
-#include "harness/servers/capacity.h"
 
 namespace kvbench::cli {
 
 namespace {
 struct CapacityCliOptions {
-  servers::CapacityRequest request;
+  capacity::CapacityRequest request;
   ServerCliOptions server;
   OutputOptions out;
 };
 
-void add_request_options(CLI::App* cmd, servers::CapacityRequest& r) {
+void add_request_options(CLI::App* cmd, capacity::CapacityRequest& r) {
   cmd->add_option("--kind", r.kind,
                   "Server kind: llama-server, ollama (a managed ollama serve), openai or anthropic "
                   "(a managed llama-server called through /v1/chat/completions or /v1/messages)")
@@ -65,7 +65,7 @@ void setup_capacity_command(CLI::App& app, int& exit_code) {
     const auto targets = resolve_outputs(o->out, {"md", "json"}, "capacity");
     const run::RunOptions ro = to_run_options(o->server);
     process::install_signal_handlers();
-    const auto result = servers::run_capacity(o->request, ro);
+    const auto result = capacity::run_capacity(o->request, ro);
     std::ostringstream md;
     report::write_capacity_markdown(md, result.summary);
     std::ofstream(result.dir / "capacity.md") << md.str();

@@ -19,10 +19,10 @@
 #include "harness/gate/decision.h"
 #include "harness/gate/history_gate.h"
 #include "harness/gate/loop.h"
+#include "harness/local/local_run.h"
 #include "harness/process/signals.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
-#include "harness/servers/sessions.h"
 #include "harness/session/run_inputs.h"
 
 namespace kvbench::cli {
@@ -170,7 +170,7 @@ int gate_interleaved(const std::filesystem::path& dir, const GateCliOptions& o, 
     return gate::gate_run(in.loaded.calls, per_look, in.variants, in.scenario.seed);
   };
   const auto extend = [&] {
-    servers::extend_run(dir, 1, ro);
+    local::extend_run(dir, 1, ro);
     in = gate::load_run_inputs(dir);
   };
   const auto r = gate::gate_until_decided(in.sets, max_sets, gate_now, extend);
@@ -246,7 +246,7 @@ void setup_gate_command(CLI::App& app, int& exit_code) {
     }
     results::check_writable_folder(ro.results_root, "--results");
     process::install_signal_handlers();
-    const auto summary = servers::run_scenario(s, ro);
+    const auto summary = local::run_scenario(s, ro);
     if (!summary.complete) {
       throw Error(fmt::format("{}: the run is incomplete; no verdict", summary.run_dir.string()));
     }

@@ -12,11 +12,11 @@
 #include "harness/cli/server_options.h"
 #include "harness/cli/start_history.h"
 #include "harness/core/error.h"
+#include "harness/local/local_run.h"
 #include "harness/process/signals.h"
 #include "harness/report/repeat.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
-#include "harness/servers/sessions.h"
 #include "harness/session/host.h"
 
 namespace kvbench::cli {
@@ -92,7 +92,7 @@ std::vector<report::RepeatRun> run_repeats(const RepeatCliOptions& o, std::strin
   std::vector<report::RepeatRun> runs;
   for (int i = 1; i <= o.count; ++i) {
     fmt::print(stderr, "kvbench repeat: run {} of {}\n", i, o.count);
-    const run::RunSummary summary = servers::run_scenario(s, ro);
+    const run::RunSummary summary = local::run_scenario(s, ro);
     const auto report = write_run_report(summary.run_dir, {});
     fmt::print(stderr, "results: {}\n", summary.run_dir.string());
     if (!summary.complete) {

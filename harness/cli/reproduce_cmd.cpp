@@ -15,13 +15,13 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/lesson/render.h"
+#include "harness/local/local_run.h"
 #include "harness/process/run_capture.h"
 #include "harness/process/signals.h"
 #include "harness/report/summary.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
 #include "harness/scenario/kinds.h"
-#include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
 
@@ -69,7 +69,7 @@ lesson::LabRun run_lab(const lesson::Lab& lab, const scenario::Scenario& s,
   lesson::LabRun out{lab, "", 0, {}};
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const auto summary = servers::run_scenario(s, ro);
+    const auto summary = local::run_scenario(s, ro);
     out.run_dir = summary.run_dir.string();
     auto loaded = results::load_run(summary.run_dir);
     out.outcome = lesson::evaluate_lab(

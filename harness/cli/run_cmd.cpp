@@ -15,12 +15,12 @@
 #include "harness/cli/start_history.h"
 #include "harness/core/atomic_file.h"
 #include "harness/core/error.h"
+#include "harness/local/local_run.h"
 #include "harness/process/signals.h"
 #include "harness/report/html.h"
 #include "harness/report/summary.h"
 #include "harness/results/results.h"
 #include "harness/run/runner.h"
-#include "harness/servers/sessions.h"
 
 namespace kvbench::cli {
 
@@ -52,12 +52,12 @@ run::RunSummary run_or_continue(const RunCliOptions& o, run::RunOptions ro) {
   if (!o.extend.empty()) {
     results::check_writable_folder(o.extend, "--extend");
     process::install_signal_handlers();
-    return servers::extend_run(o.extend, o.sets, ro);
+    return local::extend_run(o.extend, o.sets, ro);
   }
   if (!o.resume.empty()) {
     results::check_writable_folder(o.resume, "--resume");
     process::install_signal_handlers();
-    return servers::resume_run(o.resume, ro);
+    return local::resume_run(o.resume, ro);
   }
   const auto s = scenario_to_run(o.scenario, edits, ro);
   if (!o.scenario_out.empty()) {
@@ -65,7 +65,7 @@ run::RunSummary run_or_continue(const RunCliOptions& o, run::RunOptions ro) {
   }
   results::check_writable_folder(ro.results_root, "--results");
   process::install_signal_handlers();
-  return servers::run_scenario(s, ro);
+  return local::run_scenario(s, ro);
 }
 
 // kvbench run; returns its exit code.

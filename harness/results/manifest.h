@@ -51,7 +51,7 @@ struct BlockInfo : BlockFacts {
   std::optional<int> slots;          // concurrent blocks: the server's slots
   std::optional<std::string> error;  // the server did not start or answer
   std::vector<ServerRestart> restarts;
-  // Where the block's server ran, as its session recorded it.
+  // Where the block's server ran, as its Servers (run/servers.h) recorded it.
   std::string url;
   std::string log;                // the server's log, a file in the run folder (managed)
   std::vector<std::string> argv;  // how it was started (managed)

@@ -8,7 +8,7 @@
 
 #include "harness/plan/plan.h"
 #include "harness/run/run_folder.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::run {

@@ -14,7 +14,7 @@
 #include "harness/run/call_source.h"
 #include "harness/run/run_folder.h"
 #include "harness/run/runner.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/run/streams.h"
 
 namespace kvbench::run {

@@ -16,7 +16,7 @@
 #include "harness/run/call_source.h"
 #include "harness/run/progress.h"
 #include "harness/run/runner.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 
 namespace kvbench::run {
 
@@ -38,11 +38,11 @@ class RunFolder final : public RecordSink {
   // A new run: its folder under options.results_root, run.json with what `found` says of the
   // servers, and an empty calls.jsonl.
   RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const RunOptions& o,
-            const SessionInfo& found, const std::string& run_id);
+            const ServersFound& found, const std::string& run_id);
   // An interrupted run, in its own folder: throws InputError when its plan no longer matches its
   // scenario. A truncated last line of calls.jsonl is cut off.
   RunFolder(const ResumeState& resume, const plan::Plan& plan, const RunOptions& o,
-            const SessionInfo& found);
+            const ServersFound& found);
 
   const std::filesystem::path& dir() const { return dir_; }
   const std::string& run_id() const { return run_.run_id; }

@@ -49,7 +49,7 @@ class Runner {
   plan::Plan plan_;
   const std::set<int> done_;  // the calls already recorded (a resumed run)
   std::optional<ResumeState> resume_;
-  std::unique_ptr<ServerSession> session_;
+  std::unique_ptr<Servers> servers_;
   std::unique_ptr<RunFolder> folder_;
   std::unique_ptr<CallSource> source_;
   std::unique_ptr<RunTime> time_;
@@ -58,8 +58,8 @@ class Runner {
 
 void Runner::prepare() {
   std::string run_id = prompt::new_run_id();
-  session_ = ctx_.session(s_, o_, ctx_.transport(), run_id);
-  const SessionInfo found = session_->prepare();
+  servers_ = ctx_.servers(s_, o_, ctx_.transport(), run_id);
+  const ServersFound found = servers_->prepare();
   if (resume_) {
     folder_ = std::make_unique<RunFolder>(*resume_, plan_, o_, found);
     if (!folder_->run_id().empty()) {
@@ -91,7 +91,7 @@ void Runner::run_block(const plan::Block& block) {
   BlockCalls calls(s_, ctx_, *source_, *folder_, *time_, done_);
   std::unique_ptr<BlockServer> server;
   try {
-    server = session_->open(block, folder_->dir(), info);
+    server = servers_->open(block, folder_->dir(), info);
   } catch (const Error& e) {
     info.error = e.what();
     folder_->progress().note(

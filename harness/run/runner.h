@@ -13,7 +13,7 @@
 #include "harness/http/transport.h"
 #include "harness/measure/machine_state.h"
 #include "harness/run/call_source.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::run {
@@ -45,8 +45,8 @@ struct RunSummary {
 };
 
 // What a run takes from outside: its clocks, its transports and its servers. Production
-// implements it from libcurl, the steady and system clocks and the server kinds' sessions
-// (servers::LocalRun); tests implement it with scripted ones.
+// implements it from libcurl, the steady and system clocks and the server kinds' Servers
+// (local::LocalRun); tests implement it with scripted ones.
 class RunContext {
  public:
   virtual ~RunContext() = default;
@@ -55,11 +55,10 @@ class RunContext {
   virtual http::Transport& transport() = 0;
   // A fresh transport for each concurrent block.
   virtual std::unique_ptr<http::ConcurrentTransport> concurrent_transport() = 0;
-  // The session of the scenario's server kind, made once per run before anything is written.
-  virtual std::unique_ptr<ServerSession> session(const scenario::Scenario& s,
-                                                 const RunOptions& options,
-                                                 http::Transport& transport,
-                                                 const std::string& run_id) = 0;
+  // The servers of the scenario's server kind, made once per run before anything is written.
+  virtual std::unique_ptr<Servers> servers(const scenario::Scenario& s, const RunOptions& options,
+                                           http::Transport& transport,
+                                           const std::string& run_id) = 0;
   // Samples the machine (governor, frequency, load, steal, GPU clocks) before and after each
   // block; nothing: nothing is recorded.
   virtual std::optional<measure::MachineState> machine_state() { return std::nullopt; }

@@ -35,8 +35,8 @@ FoundServer find_server(http::Transport& transport, const std::string& url,
 // (and the Anthropic one, where they have it: a call that fails is measured as a failure). Pure.
 bool serves(scenario::ServerKind found, scenario::ServerKind stated);
 
-// The URL a `kind` session takes at the server found from `given`: the root for llama-server's
-// and Ollama's own APIs, the /v1 base for the OpenAI and Anthropic APIs. Pure.
+// The URL the servers of a `kind` take at the server found from `given`: the root for
+// llama-server's and Ollama's own APIs, the /v1 base for the OpenAI and Anthropic APIs. Pure.
 std::string url_for(const FoundServer& found, scenario::ServerKind kind, const std::string& given);
 
 // What was tried, for a message: "GET /props, /api/version and /v1/models at URL: <answer>"

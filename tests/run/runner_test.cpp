@@ -34,7 +34,7 @@ using precision::extend_run;
 using precision::resume_run;
 using precision::run_scenario;
 using test_support::FakeScript;
-using test_support::FakeSession;
+using test_support::FakeServers;
 using test_support::ScriptedConcurrentTransport;
 using test_support::ScriptedTransport;
 
@@ -79,9 +79,9 @@ class Bench {
     std::unique_ptr<http::ConcurrentTransport> concurrent_transport() override {
       return std::make_unique<ScriptedConcurrentTransport>(b_.clock, b_.concurrent_requests);
     }
-    std::unique_ptr<ServerSession> session(const scenario::Scenario&, const RunOptions&,
-                                           http::Transport&, const std::string&) override {
-      return std::make_unique<FakeSession>(b_.script, b_.clock);
+    std::unique_ptr<Servers> servers(const scenario::Scenario&, const RunOptions&, http::Transport&,
+                                     const std::string&) override {
+      return std::make_unique<FakeServers>(b_.script, b_.clock);
     }
     std::optional<measure::MachineState> machine_state() override {
       return machine_state_fn ? std::optional(machine_state_fn()) : std::nullopt;

@@ -1,9 +1,9 @@
 #pragma once
 // A server kind for tests: FakeBackend counts a word as one token (plus one for BOS), gives each
-// word an id, and answers calls on a FakeClock as a script says; FakeSession opens one
+// word an id, and answers calls on a FakeClock as a script says; FakeServers opens one
 // FakeBlock per block, whose server can refuse to start, die after a failed call and come back
 // after a number of failed restarts. It is the whole of what a new server kind adds: a Backend
-// and a ServerSession.
+// and a Servers.
 
 #include <chrono>
 #include <cstdint>
@@ -23,7 +23,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/prompt/edit.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 
 namespace kvbench::test_support {
 
@@ -260,11 +260,11 @@ class FakeBlock final : public run::BlockServer {
   FakeBackend backend_;
 };
 
-class FakeSession final : public run::ServerSession {
+class FakeServers final : public run::Servers {
  public:
-  FakeSession(FakeScript& script, FakeClock& clock) : script_(script), clock_(clock) {}
+  FakeServers(FakeScript& script, FakeClock& clock) : script_(script), clock_(clock) {}
 
-  run::SessionInfo prepare() override {
+  run::ServersFound prepare() override {
     return {{{"kind", "fake"}, {"mode", "managed"}}, {{"name", "fake-model"}}, {}};
   }
   std::unique_ptr<run::BlockServer> open(const plan::Block& block, const std::filesystem::path&,

@@ -1,4 +1,4 @@
-#include "harness/servers/llama_session.h"
+#include "harness/servers/llama_servers.h"
 
 #include <algorithm>
 #include <optional>
@@ -10,7 +10,7 @@
 #include "harness/backend/prometheus.h"
 #include "harness/core/error.h"
 #include "harness/servers/block_memory.h"
-#include "harness/servers/compat_session.h"
+#include "harness/servers/compat_servers.h"
 #include "harness/servers/managed_server.h"
 
 namespace kvbench::servers {
@@ -194,9 +194,9 @@ class LlamaBlock final : public run::BlockServer {
 
 }  // namespace
 
-run::SessionInfo LlamaSession::prepare() {
+run::ServersFound LlamaServers::prepare() {
   targets_ = prepare_llama_targets(s_, o_, transport_);
-  run::SessionInfo info{targets_.front().server, targets_.front().model, {}};
+  run::ServersFound info{targets_.front().server, targets_.front().model, {}};
   if (!s_.variants.empty()) {
     for (const auto& t : targets_) {
       info.variants_found.push_back({{"server", t.server}, {"model", t.model}});
@@ -205,7 +205,7 @@ run::SessionInfo LlamaSession::prepare() {
   return info;
 }
 
-const ServerTarget& LlamaSession::target_of(const plan::Block& block) const {
+const ServerTarget& LlamaServers::target_of(const plan::Block& block) const {
   for (const auto& t : targets_) {
     if (t.variant == block.config.variant) {
       return t;
@@ -215,7 +215,7 @@ const ServerTarget& LlamaSession::target_of(const plan::Block& block) const {
                           block.index, block.config.variant));
 }
 
-std::unique_ptr<run::BlockServer> LlamaSession::open(const plan::Block& block,
+std::unique_ptr<run::BlockServer> LlamaServers::open(const plan::Block& block,
                                                      const fs::path& run_dir,
                                                      results::BlockInfo& info) {
   return std::make_unique<LlamaBlock>(s_, target_of(block), transport_, o_.ready_timeout, block,

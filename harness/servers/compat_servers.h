@@ -1,7 +1,7 @@
 #pragma once
 // OpenAI- and Anthropic-compatible servers. The call backend of every kind a llama-server serves
 // (its native API, /v1/chat/completions or /v1/completions, /v1/messages), so a managed
-// llama-server runs each of them; and the session of an attached OpenAI- or Anthropic-compatible
+// llama-server runs each of them; and the Servers of an attached OpenAI- or Anthropic-compatible
 // server (vLLM, SGLang, LM Studio, a hosted API, or a llama-server started elsewhere): its
 // /models answered with the key, llama-server recognised by /props at the root (then token ids
 // and slots are known), else vLLM's /tokenize used where the root has it (token ids known),
@@ -17,7 +17,7 @@
 #include "harness/backend/backend.h"
 #include "harness/backend/ollama.h"
 #include "harness/http/transport.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::servers {
@@ -44,14 +44,14 @@ std::vector<std::pair<std::string, std::string>> api_headers(scenario::ServerKin
 bool is_llama_server(http::Transport& transport, const std::string& root,
                      const std::string& api_key);
 
-class CompatSession final : public run::ServerSession {
+class CompatServers final : public run::Servers {
  public:
-  CompatSession(const scenario::Scenario& s, http::Transport& transport, std::string run_id)
+  CompatServers(const scenario::Scenario& s, http::Transport& transport, std::string run_id)
       : s_(s), transport_(transport), run_id_(std::move(run_id)) {}
 
   // The key read, /models answered, llama-server recognised or not. Throws InputError for an
   // unset key variable or a refused key, Error for a server that does not answer.
-  run::SessionInfo prepare() override;
+  run::ServersFound prepare() override;
   // The backend for the block; calibrated once per run where the server has no tokenizer.
   std::unique_ptr<run::BlockServer> open(const plan::Block& block,
                                          const std::filesystem::path& run_dir,

@@ -1,4 +1,4 @@
-#include "harness/servers/compat_session.h"
+#include "harness/servers/compat_servers.h"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@
 #include "harness/backend/openai.h"
 #include "harness/backend/prometheus.h"
 #include "harness/core/error.h"
-#include "harness/servers/ollama_session.h"
+#include "harness/servers/ollama_servers.h"
 #include "harness/servers/server_target.h"
 
 namespace kvbench::servers {
@@ -109,7 +109,7 @@ class CompatBlock final : public run::BlockServer {
 
 }  // namespace
 
-run::SessionInfo CompatSession::prepare() {
+run::ServersFound CompatServers::prepare() {
   try {
     api_key_ = api_key_from(s_.server);
   } catch (const InputError& e) {
@@ -153,7 +153,7 @@ run::SessionInfo CompatSession::prepare() {
   return {server, {{"name", s_.server.model}}, {}};
 }
 
-std::unique_ptr<run::BlockServer> CompatSession::open(const plan::Block& block,
+std::unique_ptr<run::BlockServer> CompatServers::open(const plan::Block& block,
                                                       const std::filesystem::path&,
                                                       results::BlockInfo& info) {
   auto be = make_call_backend(s_.server, transport_, s_.server.url, api_key_, false, llama_server_,

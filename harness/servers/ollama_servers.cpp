@@ -1,4 +1,4 @@
-#include "harness/servers/ollama_session.h"
+#include "harness/servers/ollama_servers.h"
 
 #include <cstdlib>
 
@@ -56,13 +56,13 @@ std::string missing_model_message(const std::string& model, const std::string& u
       url, model, server_error, model);
 }
 
-OllamaSession::OllamaSession(const scenario::Scenario& s, http::Transport& transport,
+OllamaServers::OllamaServers(const scenario::Scenario& s, http::Transport& transport,
                              std::string run_id, std::chrono::seconds ready_timeout)
     : s_(s), transport_(transport), run_id_(std::move(run_id)), ready_timeout_(ready_timeout) {}
 
-OllamaSession::~OllamaSession() = default;
+OllamaServers::~OllamaServers() = default;
 
-std::unique_ptr<servers::ManagedServer> OllamaSession::start_server(const std::string& cache_type,
+std::unique_ptr<servers::ManagedServer> OllamaServers::start_server(const std::string& cache_type,
                                                                     int num_parallel,
                                                                     const fs::path& log_path,
                                                                     results::BlockInfo& info) {
@@ -88,7 +88,7 @@ std::unique_ptr<servers::ManagedServer> OllamaSession::start_server(const std::s
   return server;
 }
 
-void OllamaSession::check_server(backend::OllamaBackend& be, json& server, json& model) {
+void OllamaServers::check_server(backend::OllamaBackend& be, json& server, json& model) {
   const auto v = be.version();
   if (!v.ok()) {
     throw Error(fmt::format(
@@ -125,13 +125,13 @@ void OllamaSession::check_server(backend::OllamaBackend& be, json& server, json&
   }
 }
 
-run::SessionInfo OllamaSession::prepare() {
+run::ServersFound OllamaServers::prepare() {
   try {
     api_key_from(s_.server);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", s_.source, e.what()));
   }
-  run::SessionInfo found;
+  run::ServersFound found;
   found.server = {{"kind", scenario::to_string(s_.server.kind)},
                   {"mode", s_.server.managed() ? "managed" : "attached"}};
   check(found.server, found.model);
@@ -142,15 +142,15 @@ namespace {
 
 class OllamaBlock final : public run::BlockServer {
  public:
-  OllamaBlock(OllamaSession& session, backend::OllamaBackend& be, plan::Block block,
+  OllamaBlock(OllamaServers& servers, backend::OllamaBackend& be, plan::Block block,
               fs::path run_dir)
-      : session_(session), be_(&be), block_(std::move(block)), run_dir_(std::move(run_dir)) {}
+      : servers_(servers), be_(&be), block_(std::move(block)), run_dir_(std::move(run_dir)) {}
   backend::Backend& backend() override { return *be_; }
   bool died(results::ServerRestart&) override { return false; }
   bool restart(results::ServerRestart&) override { return false; }
   void after_call(const plan::PlannedCall&) override {}
   void close(results::BlockInfo& info) override {
-    session_.close_block(info);
+    servers_.close_block(info);
     be_ = nullptr;  // gone with the block
   }
   // Text only: Ollama's /api/generate gives no token ids.
@@ -158,7 +158,7 @@ class OllamaBlock final : public run::BlockServer {
                                        const backend::AnswerSpec& spec,
                                        bool second_start) override {
     if (second_start) {
-      return session_.answers_on_second_start(block_, run_dir_, prompts, spec);
+      return servers_.answers_on_second_start(block_, run_dir_, prompts, spec);
     }
     std::vector<backend::Answer> out;
     if (be_ != nullptr) {
@@ -170,7 +170,7 @@ class OllamaBlock final : public run::BlockServer {
   }
 
  private:
-  OllamaSession& session_;
+  OllamaServers& servers_;
   backend::OllamaBackend* be_;
   plan::Block block_;
   fs::path run_dir_;
@@ -178,7 +178,7 @@ class OllamaBlock final : public run::BlockServer {
 
 }  // namespace
 
-std::unique_ptr<run::BlockServer> OllamaSession::open(const plan::Block& block,
+std::unique_ptr<run::BlockServer> OllamaServers::open(const plan::Block& block,
                                                       const fs::path& run_dir,
                                                       results::BlockInfo& info) {
   try {
@@ -189,7 +189,7 @@ std::unique_ptr<run::BlockServer> OllamaSession::open(const plan::Block& block,
   }
 }
 
-void OllamaSession::check(json& server, json& model) {
+void OllamaServers::check(json& server, json& model) {
   model = {{"name", s_.server.model}};
   if (!s_.server.managed()) {
     server["url"] = s_.server.url;
@@ -235,7 +235,7 @@ void OllamaSession::check(json& server, json& model) {
   fs::remove(log, ec);
 }
 
-results::ApiPsMemory OllamaSession::record_ps(backend::OllamaBackend& be) {
+results::ApiPsMemory OllamaServers::record_ps(backend::OllamaBackend& be) {
   results::ApiPsMemory out;
   const auto ps = be.ps();
   if (!ps.ok()) {
@@ -264,7 +264,7 @@ results::ApiPsMemory OllamaSession::record_ps(backend::OllamaBackend& be) {
   return out;
 }
 
-void OllamaSession::record_concurrency(results::BlockInfo& block) const {
+void OllamaServers::record_concurrency(results::BlockInfo& block) const {
   if (!s_.concurrency.active()) {
     return;
   }
@@ -285,7 +285,7 @@ void OllamaSession::record_concurrency(results::BlockInfo& block) const {
       "is not known in advance";
 }
 
-backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, const fs::path& run_dir,
+backend::OllamaBackend& OllamaServers::open_block(const plan::Block& block, const fs::path& run_dir,
                                                   results::BlockInfo& block_info) {
   json& info = block_info.other;
   std::string url = s_.server.url;
@@ -325,7 +325,7 @@ backend::OllamaBackend& OllamaSession::open_block(const plan::Block& block, cons
   return *backend_;
 }
 
-std::vector<backend::Answer> OllamaSession::answers_on_second_start(
+std::vector<backend::Answer> OllamaServers::answers_on_second_start(
     const plan::Block& block, const fs::path& run_dir, const std::vector<std::string>& prompts,
     const backend::AnswerSpec& spec) {
   std::vector<backend::Answer> out;
@@ -362,7 +362,7 @@ std::vector<backend::Answer> OllamaSession::answers_on_second_start(
   return out;
 }
 
-void OllamaSession::close_block(results::BlockInfo& block_info) {
+void OllamaServers::close_block(results::BlockInfo& block_info) {
   json& info = block_info.other;
   if (backend_) {
     results::ApiPsMemory end = record_ps(*backend_);

@@ -1,4 +1,4 @@
-#include "harness/servers/capacity.h"
+#include "harness/capacity/capacity_run.h"
 
 #include <map>
 
@@ -6,12 +6,12 @@
 
 #include "harness/core/error.h"
 #include "harness/load/block_stats.h"
+#include "harness/local/local_run.h"
 #include "harness/process/signals.h"
 #include "harness/results/results.h"
 #include "harness/scenario/kinds.h"
-#include "harness/servers/sessions.h"
 
-namespace kvbench::servers {
+namespace kvbench::capacity {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -88,7 +88,7 @@ LevelRun run_level(const CapacityRequest& request, int level, const fs::path& di
   run::RunOptions o = options;
   o.results_root = dir;
   const run::RunSummary summary =
-      run_scenario(run::with_overrides(capacity_level_scenario(request, level), options), o);
+      local::run_scenario(run::with_overrides(capacity_level_scenario(request, level), options), o);
   if (process::stop_requested()) {
     throw Error(
         fmt::format("kvbench capacity: interrupted at {} conversations; the levels "
@@ -229,4 +229,4 @@ CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& 
   return out;
 }
 
-}  // namespace kvbench::servers
+}  // namespace kvbench::capacity

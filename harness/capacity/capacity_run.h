@@ -16,7 +16,7 @@
 #include "harness/run/runner.h"
 #include "harness/scenario/scenario.h"
 
-namespace kvbench::servers {
+namespace kvbench::capacity {
 
 struct CapacityRequest {
   // "ollama", or "openai" / "anthropic": a managed llama-server called through its
@@ -52,4 +52,4 @@ struct CapacityRun {
 // measured stays on disk).
 CapacityRun run_capacity(const CapacityRequest& request, const run::RunOptions& options);
 
-}  // namespace kvbench::servers
+}  // namespace kvbench::capacity

@@ -1,7 +1,8 @@
 #pragma once
-// Runs on this machine: the server kinds kvbench knows, each a session, and the run context of
-// real clocks and libcurl transports. A server kind is added here by one line in the table of
-// sessions.cpp, beside its Backend and its ServerSession.
+// Runs on this machine: the run's entry points (a scenario, a resume, an extension), the server
+// kinds kvbench knows, each its run::Servers, and the run context of real clocks and libcurl
+// transports. A server kind is added here by one line in the table of local_run.cpp, beside its
+// Backend and its Servers.
 
 #include <filesystem>
 #include <memory>
@@ -10,19 +11,17 @@
 #include "harness/core/clock.h"
 #include "harness/http/curl_transport.h"
 #include "harness/run/runner.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 
-namespace kvbench::servers {
+namespace kvbench::local {
 
-// The session of `s`'s server kind.
-std::unique_ptr<run::ServerSession> make_session(const scenario::Scenario& s,
-                                                 const run::RunOptions& o,
-                                                 http::Transport& transport,
-                                                 const std::string& run_id);
+// The servers of `s`'s server kind.
+std::unique_ptr<run::Servers> make_servers(const scenario::Scenario& s, const run::RunOptions& o,
+                                           http::Transport& transport, const std::string& run_id);
 
 // The run context of this machine: the steady clock, the system clock, libcurl's transports,
-// make_session and the machine's own state and CPU clock.
+// make_servers and the machine's own state and CPU clock.
 class LocalRun final : public run::RunContext {
  public:
   LocalRun() : transport_(clock_) {}
@@ -34,9 +33,9 @@ class LocalRun final : public run::RunContext {
   const Clock& wall_clock() const override { return wall_clock_; }
   http::Transport& transport() override { return transport_; }
   std::unique_ptr<http::ConcurrentTransport> concurrent_transport() override;
-  std::unique_ptr<run::ServerSession> session(const scenario::Scenario& s, const run::RunOptions& o,
-                                              http::Transport& transport,
-                                              const std::string& run_id) override;
+  std::unique_ptr<run::Servers> servers(const scenario::Scenario& s, const run::RunOptions& o,
+                                        http::Transport& transport,
+                                        const std::string& run_id) override;
   std::optional<measure::MachineState> machine_state() override;
   std::optional<double> cpu_clock() override;
 
@@ -53,4 +52,4 @@ run::RunSummary resume_run(const std::filesystem::path& run_dir, const run::RunO
 run::RunSummary extend_run(const std::filesystem::path& run_dir, int extra_sets,
                            const run::RunOptions& options);
 
-}  // namespace kvbench::servers
+}  // namespace kvbench::local

@@ -19,7 +19,7 @@
 #include "harness/backend/ollama.h"
 #include "harness/http/transport.h"
 #include "harness/plan/plan.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 #include "harness/servers/managed_server.h"
 
@@ -38,17 +38,17 @@ std::vector<std::string> calibration_probes(std::string_view run_id, std::uint64
 std::string missing_model_message(const std::string& model, const std::string& url,
                                   const std::string& server_error);
 
-class OllamaSession final : public run::ServerSession {
+class OllamaServers final : public run::Servers {
  public:
-  OllamaSession(const scenario::Scenario& s, http::Transport& transport, std::string run_id,
+  OllamaServers(const scenario::Scenario& s, http::Transport& transport, std::string run_id,
                 std::chrono::seconds ready_timeout);
-  ~OllamaSession() override;
+  ~OllamaServers() override;
 
   // Checks that the server answers and has the model, and fills run.json's "server" and "model".
   // Throws InputError for a missing model (naming `ollama pull`), binary or API key variable,
   // Error for a server that does not answer (naming its URL). Warnings go to stderr and into
   // server["warnings"].
-  run::SessionInfo prepare() override;
+  run::ServersFound prepare() override;
 
   // The block's server (open_block; on failure close_block, then the Error); closing it is
   // close_block. A managed `ollama serve` that died is not restarted: the rest of its block

@@ -11,18 +11,18 @@
 
 #include "harness/http/transport.h"
 #include "harness/run/runner.h"
-#include "harness/run/server_session.h"
+#include "harness/run/servers.h"
 #include "harness/scenario/scenario.h"
 #include "harness/servers/server_target.h"
 
 namespace kvbench::servers {
 
-class LlamaSession final : public run::ServerSession {
+class LlamaServers final : public run::Servers {
  public:
-  LlamaSession(const scenario::Scenario& s, const run::RunOptions& o, http::Transport& transport)
+  LlamaServers(const scenario::Scenario& s, const run::RunOptions& o, http::Transport& transport)
       : s_(s), o_(o), transport_(transport) {}
 
-  run::SessionInfo prepare() override;
+  run::ServersFound prepare() override;
   std::unique_ptr<run::BlockServer> open(const plan::Block& block,
                                          const std::filesystem::path& run_dir,
                                          results::BlockInfo& info) override;

@@ -1,9 +1,9 @@
 #pragma once
-// The seam between the runner and a server kind. A ServerSession is made once per run: it checks
+// The seam between the runner and a server kind. A Servers is made once per run: it checks
 // the servers before anything is written, says what run.json records of them, and opens one
 // BlockServer per block (a managed server started with the block's configuration, or the
 // attached one reached). The runner drives only these two interfaces and the Backend a block
-// gives it, so it never knows which kind it runs; a new kind is a Backend and a session.
+// gives it, so it never knows which kind it runs; a new kind is a Backend and its Servers.
 
 #include <filesystem>
 #include <memory>
@@ -56,7 +56,7 @@ class BlockServer {
 };
 
 // What run.json records of the run's servers.
-struct SessionInfo {
+struct ServersFound {
   nlohmann::json server;  // kind, mode, binary and version, or url
   nlohmann::json model;   // the model's file and shape, or its name
   // One entry per scenario variant, in order: what preparing that variant's server found
@@ -64,17 +64,17 @@ struct SessionInfo {
   std::vector<nlohmann::json> variants_found;
 };
 
-class ServerSession {
+class Servers {
  public:
-  ServerSession() = default;
-  virtual ~ServerSession() = default;
-  ServerSession(const ServerSession&) = delete;
-  ServerSession& operator=(const ServerSession&) = delete;
+  Servers() = default;
+  virtual ~Servers() = default;
+  Servers(const Servers&) = delete;
+  Servers& operator=(const Servers&) = delete;
 
   // Checks every server the run needs before anything is written. Throws InputError for bad
   // input (no binary, a missing model, an unset API key variable) and Error for a server that
   // does not answer.
-  virtual SessionInfo prepare() = 0;
+  virtual ServersFound prepare() = 0;
   // Starts or reaches the server for `block` and adds what it learned to `info` (url, argv,
   // log, props, memory after load, ...); a managed server's log goes into `run_dir`. Throws
   // Error when the server does not start or answer; `info` keeps what was learned by then.
