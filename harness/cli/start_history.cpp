@@ -70,7 +70,7 @@ void give_start_taus(const std::filesystem::path& run_dir, const std::string& hi
   if (history.empty()) {
     return;
   }
-  auto run = results::load_run(run_dir).run;
+  auto run = results::load_manifest(run_dir);
   const StartKey key = start_key(run);
   if (key.attached) {
     fmt::print(stderr,
@@ -91,7 +91,7 @@ void give_start_taus(const std::filesystem::path& run_dir, const std::string& hi
   fmt::print(stderr, "start-to-start: {} component(s) from {} (newest {}) for {}\n", taus.size(),
              history, taus.front().measured, where_of(key));
   run.start_tau = std::move(taus);
-  results::write_json_atomic(run_dir / "run.json", nlohmann::json(run));
+  results::save_manifest(run_dir, run);
 }
 
 void store_start_taus(const report::RepeatReport& r, const std::vector<report::RepeatRun>& runs,

@@ -26,14 +26,14 @@ std::size_t calls_per_set(const scenario::Scenario& s) {
 }
 
 void record(const std::filesystem::path& run_dir, const results::PrecisionStatus& status) {
-  auto loaded = results::load_run(run_dir);
-  auto& p = loaded.run.precision;
-  if (!p) {
-    p.emplace();
-  }
-  p->last = status;
-  p->checks.push_back(status);
-  results::write_json_atomic(run_dir / "run.json", json(loaded.run));
+  results::update_manifest(run_dir, [&](results::RunManifest& run) {
+    auto& p = run.precision;
+    if (!p) {
+      p.emplace();
+    }
+    p->last = status;
+    p->checks.push_back(status);
+  });
 }
 
 // Whether an effect's term (analysis::Effect::term) is a form of the scenario's precision effect:

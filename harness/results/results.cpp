@@ -142,8 +142,7 @@ bool cut_partial_last_line(const fs::path& path) {
   return true;
 }
 
-LoadedRun load_run(const fs::path& run_dir) {
-  LoadedRun out;
+RunManifest load_manifest(const fs::path& run_dir) {
   const fs::path run_json = run_dir / "run.json";
   std::ifstream rj(run_json);
   if (!rj) {
@@ -153,7 +152,22 @@ LoadedRun load_run(const fs::path& run_dir) {
   if (manifest.is_discarded()) {
     throw InputError(fmt::format("{}: not valid JSON", run_json.string()));
   }
-  out.run = manifest_from_json(manifest, run_json.string());
+  return manifest_from_json(manifest, run_json.string());
+}
+
+void save_manifest(const fs::path& run_dir, const RunManifest& run) {
+  write_json_atomic(run_dir / "run.json", nlohmann::json(run));
+}
+
+void update_manifest(const fs::path& run_dir, const std::function<void(RunManifest&)>& change) {
+  RunManifest run = load_manifest(run_dir);
+  change(run);
+  save_manifest(run_dir, run);
+}
+
+LoadedRun load_run(const fs::path& run_dir) {
+  LoadedRun out;
+  out.run = load_manifest(run_dir);
   std::ifstream cj(run_dir / "calls.jsonl");
   if (!cj) {
     throw InputError(fmt::format("{}: no calls.jsonl", run_dir.string()));

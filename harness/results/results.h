@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,5 +61,15 @@ struct LoadedRun {
 // Reads a run folder. A truncated or malformed line is skipped with a warning; a missing
 // run.json or calls.jsonl is an InputError.
 LoadedRun load_run(const std::filesystem::path& run_dir);
+
+// A run folder's run.json alone; InputError when it is missing or no JSON.
+RunManifest load_manifest(const std::filesystem::path& run_dir);
+
+// Writes `run` as the run folder's run.json, atomically: the one writer of run.json.
+void save_manifest(const std::filesystem::path& run_dir, const RunManifest& run);
+
+// Reads run.json, lets `change` edit it, and writes it back (save_manifest).
+void update_manifest(const std::filesystem::path& run_dir,
+                     const std::function<void(RunManifest&)>& change);
 
 }  // namespace kvbench::results

@@ -71,7 +71,7 @@ RunSummary extend_run_once(const fs::path& run_dir, int extra_sets, const RunOpt
   run.scenario = s.resolved;
   run.plan = plan;
   run.status = "incomplete";
-  results::write_json_atomic(run_dir / "run.json", json(run));
+  results::save_manifest(run_dir, run);
   return resume_run_once(run_dir, options, ctx);
 }
 

@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 RunFolder::RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const RunOptions& o,
-                     const SessionInfo& found, const std::string& run_id)
+                     const ServersFound& found, const std::string& run_id)
     : o_(o), dir_(results::create_run_dir(o.results_root, s.name)) {
   results::RunManifest& m = run_;
   m.kvbench = {kVersion, kGitRevision, kRecordVersion};
@@ -44,7 +44,7 @@ RunFolder::RunFolder(const scenario::Scenario& s, const plan::Plan& plan, const 
 }
 
 RunFolder::RunFolder(const ResumeState& resume, const plan::Plan& plan, const RunOptions& o,
-                     const SessionInfo& found)
+                     const ServersFound& found)
     : o_(o), dir_(resume.run_dir), run_(resume.run) {
   if (run_.plan != plan::to_json(plan)) {
     throw InputError(
@@ -66,7 +66,7 @@ ProgressStyle RunFolder::style() const {
 }
 
 void RunFolder::save() {
-  results::write_json_atomic(dir_ / "run.json", json(run_));
+  results::save_manifest(dir_, run_);
 }
 
 // In a block of many streams this runs on the driver's worker thread while the sending thread
