@@ -167,9 +167,12 @@ void check_variants_and_gate(Checker& c, Scenario& s, bool gate_given);
 
 // The scenario's workload, reached through the table of workloads (defined with it, in
 // workloads/composition.cpp).
-// Parses it: "workload": {"<name>": {...}} with exactly one name, the top-level "conversation" of
-// earlier files, or the prompt sweep when neither is given.
+// Parses it: "workload": {"<name>": {...}} with exactly one name, the top-level key of earlier
+// files (kEarlierWorkloadKey), or the prompt sweep when neither is given.
 void parse_workload(Checker& c, const json& doc, Scenario& s);
+
+// The top-level key by which earlier scenario files give their workload ("conversation").
+extern const std::string_view kEarlierWorkloadKey;
 
 // The table of the scenario's parts that compose with a workload (factors, repeats, probes,
 // concurrency, precision, answers, ...): what each workload requires, accepts or refuses, each

@@ -82,10 +82,11 @@ void parse_run_settings(Checker& c, const json& doc, Scenario& s) {
 }
 
 void parse_top(Checker& c, const json& doc, Scenario& s) {
-  c.keys(doc, "",
-         {"name", "description", "server", "factors", "repeats", "block_repeats", "seed",
-          "max_tokens", "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate",
-          "concurrency", "precision", "answers", "workload", "conversation"});
+  c.keys(
+      doc, "",
+      {"name", "description", "server", "factors", "repeats", "block_repeats", "seed", "max_tokens",
+       "warmup", "timeout_s", "unique_first_line", "probes", "variants", "gate", "concurrency",
+       "precision", "answers", "workload", std::string(detail::kEarlierWorkloadKey)});
   detail::parse_workload(c, doc, s);
   if (doc.contains("answers")) {
     detail::parse_answers(c, doc["answers"], s.answers);

@@ -141,14 +141,17 @@ void missing(Checker& c, const json& doc, const Part& part, const char* what) {
 
 }  // namespace
 
+const std::string_view kEarlierWorkloadKey = workloads::Conversation::kName;
+
 void parse_workload(Checker& c, const json& doc, Scenario& s) {
-  if (doc.contains("conversation")) {  // how earlier scenario files give a conversation
+  const std::string earlier(kEarlierWorkloadKey);
+  if (doc.contains(earlier)) {  // how earlier scenario files give a conversation
     if (doc.contains("workload")) {
-      c.problem("conversation", "give the workload once: move it into \"workload\"");
+      c.problem(earlier, "give the workload once: move it into \"workload\"");
       return;
     }
-    c.set_workload_path("conversation");
-    parse_named(c, "conversation", doc["conversation"], "conversation", workloads::of(s));
+    c.set_workload_path(earlier);
+    parse_named(c, earlier, doc[earlier], earlier, workloads::of(s));
     return;
   }
   if (!doc.contains("workload")) {
