@@ -6,7 +6,7 @@ workloads (harness/workloads/workload.h and each layer's side of it beside it). 
 scenario/, plan/, run/, report/ or core/ includes anything of harness/workloads/, and none of
 run/, report/, plan/ or core/ writes a workload's name as a string literal (the names are read
 from each workload's spec.h, kName). OWNED_ELSEWHERE lists the files that still hold a workload's
-per-call parts (a call record's and a planned call's), each a known exception until those parts
+per-call part (a call record's), each a known exception until those parts
 move into their workloads; a file that no longer needs its exception fails too, so the list only
 shrinks. Prints every finding; exit 1 if any.
 """
@@ -21,7 +21,6 @@ no_name = ["run", "report", "plan", "core"]
 OWNED_ELSEWHERE = {
     "harness/core/record.cpp",       # CallRecord::Turn and ::Replay to and from JSON
     "harness/core/call_fields.cpp",  # the conversation and turn columns
-    "harness/plan/plan.cpp",         # a planned turn's fields in the plan's JSON
 }
 
 names = []

@@ -106,16 +106,7 @@ nlohmann::json to_json(const Plan& p) {
         call["role"] = to_string(c.role);
         call["edit_position"] = c.edit->to_json();
       }
-      if (c.turn) {
-        call["conversation"] = c.turn->conversation;
-        call["set"] = c.turn->set;
-        call["conversations"] = c.turn->conversations;
-        call["turn"] = c.turn->turn;
-        call["reuse"] = c.turn->reuse ? "on" : "off";
-      }
-      if (c.request) {
-        call["request"] = *c.request;
-      }
+      c.part.write(call);
       calls.push_back(call);
     }
     nlohmann::json block = {{"index", b.index},
@@ -142,14 +133,8 @@ std::string describe(const Plan& p) {
     for (const auto& c : b.calls) {
       out += fmt::format("  #{:<4} {:<6} round {:>2}", c.seq, to_string(c.kind),
                          c.round < 0 ? std::string("-") : std::to_string(c.round));
-      if (c.turn) {  // a turn's prompt is its conversation so far
-        out += fmt::format("  conversation {} turn {} ({} in set {}, reuse {}, about {} tokens)\n",
-                           c.turn->conversation, c.turn->turn, c.turn->conversations, c.turn->set,
-                           c.turn->reuse ? "on" : "off", c.prompt_tokens);
-        continue;
-      }
-      if (c.request) {
-        out += fmt::format("  trace request {} ({} tokens)\n", *c.request, c.prompt_tokens);
+      if (c.part) {  // its workload says what it is
+        out += c.part.describe(c.prompt_tokens);
         continue;
       }
       out += fmt::format("  prompt_tokens {}", c.prompt_tokens);

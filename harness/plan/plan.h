@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/record.h"
+#include "harness/plan/call_part.h"
 #include "harness/scenario/scenario.h"
 
 namespace kvbench::plan {
@@ -30,17 +31,6 @@ struct ServerConfig {
   bool operator==(const ServerConfig&) const = default;
 };
 
-// A call's place in a conversation (scenario "conversation").
-struct Turn {
-  int conversation = 0;   // the conversation, numbered over the block's sets from 0
-  int set = 0;            // the block's set it belongs to
-  int conversations = 1;  // how many conversations take turns in its set (the level)
-  int index = 0;          // its place in the set's round-robin; its slot is index mod slots
-  int turn = 1;           // 1-based
-  bool reuse = true;      // false: reuse defeated (a fresh first line every turn)
-  bool operator==(const Turn&) const = default;
-};
-
 struct PlannedCall {
   int seq = 0;    // position in the whole run, 0-based
   int block = 0;  // index of its block
@@ -52,9 +42,7 @@ struct PlannedCall {
   int pair = -1;
   PairRole role = PairRole::none;
   std::optional<scenario::EditPosition> edit;
-  std::optional<Turn> turn;  // a conversation turn
-  // A trace replay's request: its index among the requests replayed (workload "trace").
-  std::optional<int> request;
+  CallPart part;  // its workload's own part (call_part.h), if any
 };
 
 struct Block {

@@ -26,15 +26,7 @@ CallRecord CallRecords::base(const plan::PlannedCall& call, const plan::Block& b
   if (s_.concurrency.active()) {
     r.slots = block.config.slots;
   }
-  if (call.turn) {  // also on a turn that is never sent (its server died, or never started)
-    CallRecord::Turn t;
-    t.conversation = call.turn->conversation;
-    t.set = call.turn->set;
-    t.conversations = call.turn->conversations;
-    t.turn = call.turn->turn;
-    t.reuse = call.turn->reuse;
-    r.turn = std::move(t);
-  }
+  call.part.start_record(r);  // also on a call never sent (its server died, or never started)
   return r;
 }
 
@@ -107,8 +99,8 @@ void CallRecords::finish(PreparedCall& p, backend::CallResult res) {
   if (!p.same_count) {
     r.flags.emplace_back("edit_changed_token_count");
   }
-  if (p.call.turn || p.call.request) {
-    return;  // a turn, a replayed request: reuse by design, judged by its workload
+  if (p.call.part) {
+    return;  // a workload's own call (a turn, a replayed request): judged by its workload
   }
   if (r.server.cache_n && r.expected_cache_n && *r.server.cache_n > *r.expected_cache_n) {
     r.flags.emplace_back("unexpected_cache_reuse");

@@ -8,6 +8,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/random.h"
+#include "harness/workloads/conversation/turn.h"
 
 namespace kvbench::plan {
 namespace {
@@ -178,16 +179,16 @@ TEST(ConversationPlan, OneSetPerLevelAndModeEachRoundRobinInAShuffledOrder) {
   std::size_t i = 1;
   int first_conversation = 0;
   while (i < calls.size()) {
-    const Turn& head = *calls[i].turn;
+    const workloads::Turn& head = *workloads::turn_of(calls[i]);
     sets.insert({head.conversations, head.reuse});
     EXPECT_EQ(head.conversation, first_conversation) << "conversations numbered over the sets";
     for (int t = 1; t <= 3; ++t) {
       for (int k = 0; k < head.conversations; ++k, ++i) {
-        ASSERT_TRUE(calls[i].turn);
-        EXPECT_EQ(calls[i].turn->turn, t);
-        EXPECT_EQ(calls[i].turn->index, k) << "round-robin in a fixed order";
-        EXPECT_EQ(calls[i].turn->conversation, first_conversation + k);
-        EXPECT_EQ(calls[i].turn->reuse, head.reuse);
+        ASSERT_TRUE(workloads::turn_of(calls[i]));
+        EXPECT_EQ(workloads::turn_of(calls[i])->turn, t);
+        EXPECT_EQ(workloads::turn_of(calls[i])->index, k) << "round-robin in a fixed order";
+        EXPECT_EQ(workloads::turn_of(calls[i])->conversation, first_conversation + k);
+        EXPECT_EQ(workloads::turn_of(calls[i])->reuse, head.reuse);
       }
     }
     first_conversation += head.conversations;

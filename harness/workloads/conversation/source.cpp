@@ -27,29 +27,29 @@ CallRecord ConversationSource::unsent(const plan::PlannedCall& call,
 }
 
 PreparedCall ConversationSource::prepare(const plan::PlannedCall& call) {
-  if (!call.turn) {
+  if (!workloads::turn_of(call)) {
     return sweep_.prepare(call);
   }
   return turns_.prepare(sweep_.records(), sweep_.backend(), call, sweep_.block());
 }
 
 std::optional<int> ConversationSource::lane(const plan::PlannedCall& call) const {
-  if (!call.turn) {
+  if (!workloads::turn_of(call)) {
     return std::nullopt;
   }
-  return call.turn->index;
+  return workloads::turn_of(call)->index;
 }
 
 std::optional<Together> ConversationSource::together(const plan::Block& block,
                                                      std::size_t from) const {
   const auto& first = block.calls[from];
-  if (!first.turn || !conv_.concurrent) {
+  if (!workloads::turn_of(first) || !conv_.concurrent) {
     return std::nullopt;
   }
   // The set's turns, every conversation of it in flight at once.
   std::size_t end = from;
-  while (end < block.calls.size() && block.calls[end].turn &&
-         block.calls[end].turn->set == first.turn->set) {
+  while (end < block.calls.size() && workloads::turn_of(block.calls[end]) &&
+         workloads::turn_of(block.calls[end])->set == workloads::turn_of(first)->set) {
     ++end;
   }
   return Together{end, conv_.slots, true, {}};
@@ -60,7 +60,7 @@ double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) cons
 }
 
 void ConversationSource::expect(PreparedCall& p, std::optional<int> slot) {
-  if (p.call.turn) {
+  if (workloads::turn_of(p.call)) {
     turns_.expect(p, sweep_.backend().capabilities());  // its slot is its conversation's
     return;
   }
@@ -69,7 +69,7 @@ void ConversationSource::expect(PreparedCall& p, std::optional<int> slot) {
 }
 
 void ConversationSource::finish(PreparedCall& p, backend::CallResult res) {
-  if (!p.call.turn) {
+  if (!workloads::turn_of(p.call)) {
     sweep_.finish(p, std::move(res));
     return;
   }

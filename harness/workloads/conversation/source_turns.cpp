@@ -91,7 +91,7 @@ const std::string& ConversationTurns::system_text(backend::Backend& be) {
 }
 
 // A user message of about user_tokens tokens; the same for the same conversation and turn.
-std::string ConversationTurns::user_text(backend::Backend& be, const plan::Turn& t,
+std::string ConversationTurns::user_text(backend::Backend& be, const workloads::Turn& t,
                                          const std::string& first_line) {
   const std::uint64_t seed = s_.seed * std::uint64_t{1000003} +
                              static_cast<std::uint64_t>(t.conversation) * 1009 +
@@ -101,21 +101,21 @@ std::string ConversationTurns::user_text(backend::Backend& be, const plan::Turn&
       .text;
 }
 
-void ConversationTurns::open_conversation(backend::Backend& be, const plan::Turn& t,
+void ConversationTurns::open_conversation(backend::Backend& be, const workloads::Turn& t,
                                           const std::string& nonce, const std::string& system,
                                           State& st) {
   st = State{};
   st.nonce = nonce;
   st.first_user = user_text(
-      be, plan::Turn{t.conversation, t.set, t.conversations, t.index, 1, t.reuse}, "Turn 1.");
+      be, workloads::Turn{t.conversation, t.set, t.conversations, t.index, 1, t.reuse}, "Turn 1.");
   if (!system.empty()) {
     st.messages.push_back({"system", system});
   }
   st.messages.push_back({"user", nonce + "\n" + st.first_user});
 }
 
-void ConversationTurns::predict_history(const PreparedCall& p, const State& st, const plan::Turn& t,
-                                        CallRecord::Turn& rt) {
+void ConversationTurns::predict_history(const PreparedCall& p, const State& st,
+                                        const workloads::Turn& t, CallRecord::Turn& rt) {
   if (p.ids.empty()) {
     // No token ids: the history is known only as the server counted the previous prompt, a
     // least the turn reuses when its history was kept (the answer after it may be cached too).
@@ -145,7 +145,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   p.call = call;
   p.record = records.base(call, block);
   CallRecord& r = p.record;
-  const plan::Turn& t = *call.turn;
+  const workloads::Turn& t = *workloads::turn_of(call);
   const auto& conv = conv_;
   const Key key{block.index, t.conversation};
   State& st = states_[key];
@@ -175,7 +175,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
           continue;  // that turn failed: it left the history as it was
         }
         if (k > 1) {
-          plan::Turn earlier = t;
+          workloads::Turn earlier = t;
           earlier.turn = k;
           st.messages.push_back({"user", user_text(be, earlier, fmt::format("Turn {}.", k))});
         }
@@ -218,7 +218,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
 }
 
 void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& caps) const {
-  const plan::Turn& t = *p.call.turn;
+  const workloads::Turn& t = *workloads::turn_of(p.call);
   CallRecord& r = p.record;
   if (p.ids.empty()) {
     return;
@@ -240,11 +240,11 @@ void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& cap
 
 double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Block& block,
                                  Nanos now) const {
-  if (!call.turn || conv_.think_time_s <= 0) {
+  if (!workloads::turn_of(call) || conv_.think_time_s <= 0) {
     return 0;
   }
-  const auto it = states_.find({block.index, call.turn->conversation});
-  if (it == states_.end() || !it->second.answered_known || call.turn->turn == 1) {
+  const auto it = states_.find({block.index, workloads::turn_of(call)->conversation});
+  if (it == states_.end() || !it->second.answered_known || workloads::turn_of(call)->turn == 1) {
     return 0;
   }
   const double since = std::chrono::duration<double>(now - it->second.answered).count();
@@ -252,7 +252,7 @@ double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Bloc
 }
 
 void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res) {
-  const plan::Turn& t = *p.call.turn;
+  const workloads::Turn& t = *workloads::turn_of(p.call);
   State& st = states_[{p.record.block, t.conversation}];
   if (p.record.turn) {
     p.record.turn->answer = res.text;

@@ -22,6 +22,7 @@
 #include "harness/plan/plan.h"
 #include "harness/run/call_records.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/conversation/turn.h"
 
 namespace kvbench::run {
 
@@ -86,14 +87,15 @@ class ConversationTurns {
   };
   using Key = std::pair<int, int>;  // block, conversation
 
-  std::string user_text(backend::Backend& be, const plan::Turn& t, const std::string& first_line);
+  std::string user_text(backend::Backend& be, const workloads::Turn& t,
+                        const std::string& first_line);
   // Starts the conversation of `t` afresh in `st`: the system prompt, then its first user message
   // opening with `nonce`.
-  void open_conversation(backend::Backend& be, const plan::Turn& t, const std::string& nonce,
+  void open_conversation(backend::Backend& be, const workloads::Turn& t, const std::string& nonce,
                          const std::string& system, State& st);
   // The turn's history_tokens (what it reuses had the server kept its conversation's history):
   // from token ids, or from the count the server reported for the previous prompt.
-  static void predict_history(const PreparedCall& p, const State& st, const plan::Turn& t,
+  static void predict_history(const PreparedCall& p, const State& st, const workloads::Turn& t,
                               CallRecord::Turn& rt);
   const std::string& system_text(backend::Backend& be);
 

@@ -27,7 +27,7 @@ void fill_block(Block& b, const scenario::Scenario& s, const Sweep& /*w*/, Rng& 
   const int smallest =
       *std::min_element(s.factors.prompt_tokens.begin(), s.factors.prompt_tokens.end());
   for (int w = 0; w < s.warmup; ++w) {
-    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}, {}, {}});
+    b.calls.push_back({0, b.index, -1, CallKind::warmup, smallest, -1, PairRole::none, {}, {}});
   }
   // A unit of a round: one prompt length, with an edit position when the trial is a pair.
   using Unit = std::pair<int, std::optional<scenario::EditPosition>>;
@@ -43,7 +43,7 @@ void fill_block(Block& b, const scenario::Scenario& s, const Sweep& /*w*/, Rng& 
   const int every = s.probes.every;
   const auto probe = [&] {
     b.calls.push_back(
-        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}, {}, {}});
+        {0, b.index, -1, CallKind::probe, s.probes.prompt_tokens, -1, PairRole::none, {}, {}});
   };
   if (every > 0) {
     probe();
@@ -54,10 +54,10 @@ void fill_block(Block& b, const scenario::Scenario& s, const Sweep& /*w*/, Rng& 
     kvbench::shuffle(round.begin(), round.end(), rng);
     for (const auto& [p, edit] : round) {
       if (!edit) {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}, {}, {}});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, -1, PairRole::none, {}, {}});
       } else {
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit, {}, {}});
-        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit, {}, {}});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::cold, edit, {}});
+        b.calls.push_back({0, b.index, r, CallKind::timed, p, 0, PairRole::edited, edit, {}});
       }
       // A probe never comes between the two reads of a pair.
       if (every > 0 && ++since_probe == every) {

@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/core/random.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/trace/planned.h"
 #include "harness/workloads/trace/spec.h"
 
 namespace kvbench::workloads {
@@ -31,15 +32,25 @@ void fill_block(Block& b, const scenario::Scenario& s, const TraceReplay& t, Rng
       t.requests->requests.empty() ? 16 : std::max(16, t.requests->block_tokens);
   for (int w = 0; w < s.warmup; ++w) {
     b.calls.push_back(
-        {0, b.index, -1, CallKind::warmup, warmup_tokens, -1, PairRole::none, {}, {}, {}});
+        {0, b.index, -1, CallKind::warmup, warmup_tokens, -1, PairRole::none, {}, {}});
   }
   const auto& requests = t.requests->requests;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     PlannedCall c{0,  b.index, 0, CallKind::timed, requests[i].input_tokens, -1, PairRole::none,
-                  {}, {},      {}};
-    c.request = static_cast<int>(i);
+                  {}, {}};
+    c.part = plan::CallPart(PlannedRequest{static_cast<int>(i)});
     b.calls.push_back(c);
   }
 }
+
+void write_part(const PlannedRequest& r, nlohmann::json& call) {
+  call["request"] = r.index;
+}
+
+std::string describe_part(const PlannedRequest& r, int prompt_tokens) {
+  return fmt::format("  trace request {} ({} tokens)\n", r.index, prompt_tokens);
+}
+
+void record_part(const PlannedRequest& /*r*/, CallRecord& /*record*/) {}
 
 }  // namespace kvbench::workloads

@@ -8,6 +8,7 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/llama_defaults.h"
+#include "harness/workloads/trace/planned.h"
 #include "harness/workloads/trace/source_prompt.h"
 
 namespace kvbench::run {
@@ -104,21 +105,21 @@ CallRecord::Replay TraceSource::replay_part(int index) const {
 
 CallRecord TraceSource::unsent(const plan::PlannedCall& call, const plan::Block& block) const {
   CallRecord r = sweep_.unsent(call, block);
-  if (call.request) {
-    r.replay = replay_part(*call.request);
+  if (workloads::request_of(call)) {
+    r.replay = replay_part(*workloads::request_of(call));
   }
   return r;
 }
 
 PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
-  if (!call.request) {
+  if (!workloads::request_of(call)) {
     return sweep_.prepare(call);
   }
-  const auto& req = t_.requests->requests[static_cast<std::size_t>(*call.request)];
+  const auto& req = t_.requests->requests[static_cast<std::size_t>(*workloads::request_of(call))];
   PreparedCall p;
   p.call = call;
   p.record = sweep_.records().base(call, sweep_.block());
-  p.record.replay = replay_part(*call.request);
+  p.record.replay = replay_part(*workloads::request_of(call));
   p.record.nonce = fmt::format("trace replay, token seed {:016x}", seed_);
   if (text_) {
     auto [text, own] = prompt_text(req, t_.requests->block_tokens, seed_, words_);
@@ -150,13 +151,13 @@ PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
 }
 
 std::optional<Together> TraceSource::together(const plan::Block& block, std::size_t from) const {
-  if (!block.calls[from].request) {
+  if (!workloads::request_of(block.calls[from])) {
     return std::nullopt;
   }
   Together out{block.calls.size(), t_.concurrency, false, {}};
   if (!t_.closed) {
     for (std::size_t i = from; i < out.end; ++i) {
-      const int index = block.calls[i].request.value_or(0);
+      const int index = workloads::request_of(block.calls[i]).value_or(0);
       out.due_s.push_back(t_.requests->requests[static_cast<std::size_t>(index)].due_ms / 1000);
     }
     const double first = out.due_s.front();
@@ -182,7 +183,7 @@ void TraceSource::released(const PreparedCall& p, const backend::CallResult& res
 }
 
 void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
-  if (!p.call.request) {
+  if (!workloads::request_of(p.call)) {
     sweep_.expect(p, slot);
     if (policy_) {
       policy_->read(p.spec.slot < 0 ? 0 : p.spec.slot, p.ids);
@@ -196,7 +197,8 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
                             std::chrono::duration<double, std::milli>(replay.due_ms));
   }
   replay.sent_ms = std::chrono::duration<double, std::milli>(now - *first_sent_).count();
-  infinite_reuse(replay, t_.requests->requests[static_cast<std::size_t>(*p.call.request)]);
+  infinite_reuse(replay,
+                 t_.requests->requests[static_cast<std::size_t>(*workloads::request_of(p.call))]);
   if (!policy_) {
     return;
   }
@@ -233,7 +235,7 @@ void TraceSource::infinite_reuse(CallRecord::Replay& replay, const tr::Request& 
 }
 
 void TraceSource::finish(PreparedCall& p, backend::CallResult res) {
-  if (!p.call.request) {
+  if (!workloads::request_of(p.call)) {
     // A warm-up's answer stays in its slot: its ids are not asked for, only its length matters.
     if (policy_ && res.outcome == Outcome::ok && res.server.predicted_n) {
       policy_->generated(p.spec.slot < 0 ? 0 : p.spec.slot,
