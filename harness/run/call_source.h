@@ -74,6 +74,8 @@ class CallSource {
   }
   // Seconds from `now` before `call` may be sent (a conversation's think time).
   virtual double wait_s(const plan::PlannedCall& /*call*/, Nanos /*now*/) const { return 0; }
+  // `r`'s call was sent `ms` after it was due (a schedule's queue): where its record keeps that.
+  virtual void waited(CallRecord& r, double ms) const { r.queue_ms = ms; }
   // The transfer of `p` ended with `res`: the server slot it read is free again and holds what it
   // generated. Called before its finish(), on the thread that sends, by a driver of many streams.
   virtual void released(const PreparedCall& /*p*/, const backend::CallResult& /*res*/) {}

@@ -19,6 +19,11 @@ double LockedSource::wait_s(const plan::PlannedCall& call, Nanos now) {
   return source_.wait_s(call, now);
 }
 
+void LockedSource::waited(CallRecord& r, double ms) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  source_.waited(r, ms);
+}
+
 void LockedSource::released(const PreparedCall& p, const backend::CallResult& res) {
   const std::lock_guard<std::mutex> lock(mutex_);
   source_.released(p, res);

@@ -23,6 +23,7 @@ class LockedSource {
   std::optional<int> lane(const plan::PlannedCall& call);
   PreparedCall prepare(const plan::PlannedCall& call);
   double wait_s(const plan::PlannedCall& call, Nanos now);
+  void waited(CallRecord& r, double ms);
   void released(const PreparedCall& p, const backend::CallResult& res);
   void expect(PreparedCall& p, std::optional<int> slot);
   void finish(PreparedCall& p, backend::CallResult res);

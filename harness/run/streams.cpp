@@ -193,8 +193,8 @@ class Streams {
     }
   }
 
-  // Sends `p` on `stream`; `queued`: it was due at `due`, and its record gets its queue time (a
-  // turn's: its wait).
+  // Sends `p` on `stream`; `queued`: it was due at `due`, and its record gets its queue time
+  // where its source keeps it.
   void launch(PreparedCall p, Nanos due, bool queued, int stream, std::optional<int> lane) {
     auto call = std::make_shared<PreparedCall>(std::move(p));
     CallRecord& r = call->record;
@@ -203,7 +203,7 @@ class Streams {
     const Nanos now = clock().now();
     if (queued) {
       const double ms = std::chrono::duration<double, std::milli>(now - due).count();
-      (r.turn ? r.turn->wait_ms : r.queue_ms) = ms;
+      source_.waited(r, ms);
     }
     r.wall_start = utc_now_rfc3339();
     r.t_start_s = time_.elapsed_s(now);

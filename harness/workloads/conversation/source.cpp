@@ -59,6 +59,10 @@ double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) cons
   return turns_.wait_s(call, sweep_.block(), now);
 }
 
+void ConversationSource::waited(CallRecord& r, double ms) const {
+  (r.turn ? r.turn->wait_ms : r.queue_ms) = ms;
+}
+
 void ConversationSource::expect(PreparedCall& p, std::optional<int> slot) {
   if (workloads::turn_of(p.call)) {
     turns_.expect(p, sweep_.backend().capabilities());  // its slot is its conversation's

@@ -28,6 +28,8 @@ class ConversationSource final : public CallSource {
   std::optional<int> lane(const plan::PlannedCall& call) const override;
   std::optional<Together> together(const plan::Block& block, std::size_t from) const override;
   double wait_s(const plan::PlannedCall& call, Nanos now) const override;
+  // A turn's wait from when it was due (its answer and think time) to its send.
+  void waited(CallRecord& r, double ms) const override;
   void expect(PreparedCall& p, std::optional<int> slot) override;
   void finish(PreparedCall& p, backend::CallResult res) override;
 
