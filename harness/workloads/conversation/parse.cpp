@@ -1,6 +1,6 @@
 // The conversation workload in the scenario layer: its settings, its rules against the rest of
 // the scenario, and what run.json records of it. What it does not compose with is declared in
-// the scenario's table of parts (scenario/composition.cpp).
+// the scenario's table of parts (workloads/composition.cpp).
 
 #include <algorithm>
 
