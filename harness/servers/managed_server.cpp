@@ -27,31 +27,16 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
       (gguf::quantized_cache_type(halves.k) || gguf::quantized_cache_type(halves.v))) {
     fa = "on";
   }
-  std::vector<std::string> argv = {l.binary,
-                                   "-m",
-                                   l.model_path,
-                                   "-c",
-                                   std::to_string(l.num_ctx),
-                                   "-np",
-                                   std::to_string(l.parallel),
-                                   "-ctk",
-                                   halves.k,
-                                   "-ctv",
-                                   halves.v,
-                                   "-fa",
-                                   fa,
-                                   "--host",
-                                   "127.0.0.1",
-                                   "--port",
-                                   std::to_string(port),
-                                   "--no-webui",
-                                   "--metrics",
-                                   "-lv",
-                                   "4",
-                                   std::string(llama::kCacheReuseFlag.name),
-                                   std::to_string(llama::kCacheReuse),
-                                   std::string(llama::kCacheRamFlag.name),
-                                   std::to_string(llama::kCacheRamMib)};
+  std::vector<std::string> argv = {
+      l.binary, "-m", l.model_path, "-c", std::to_string(l.num_ctx), "-np",
+      std::to_string(l.parallel), "-ctk", halves.k, "-ctv", halves.v, "-fa", fa, "--host",
+      "127.0.0.1", "--port", std::to_string(port), "--no-webui", "--metrics",
+      // A verbose log: the KV cache's memory is read from it (kv/server_log.h).
+      "-lv", "4"};
+  // The prompt-cache settings kvbench states rather than assumes (llama_defaults.h).
+  argv.insert(argv.end(),
+              {std::string(llama::kCacheReuseFlag.name), std::to_string(llama::kCacheReuse),
+               std::string(llama::kCacheRamFlag.name), std::to_string(llama::kCacheRamMib)});
   if (l.threads > 0) {
     argv.insert(argv.end(), {"-t", std::to_string(l.threads)});
   }

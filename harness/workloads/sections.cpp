@@ -1,8 +1,6 @@
 // The report layer's side of the table of workloads (workload.h), compiled into the report
 // module.
 
-#include <cstddef>
-#include <string>
 #include <variant>
 
 #include "harness/report/workload_section.h"
@@ -15,37 +13,19 @@ using nlohmann::json;
 
 namespace {
 
-// The workload a run ran, by the name its resolved scenario records (a top-level key, as
-// run.json writes a conversation, or under "workload"), with its settings as recorded there, read
-// by the workload's own parse (without the files they name: a report reads the run's files only);
-// the first, the sweep, when none. A setting that does not parse keeps its default, as one an
-// earlier version did not record.
-template <std::size_t I = 0>
+// The workload a run ran, with its settings as its resolved scenario records them, read as a
+// scenario file gives them (the scenario's own parse_workload and the workload's parse) but
+// without the files they name: a report reads the run's files only. The first, the sweep, where
+// the record names none; a setting that does not parse keeps its default, as one an earlier
+// version did not record.
 workloads::Workload recorded(const json& scenario) {
-  if constexpr (I == std::variant_size_v<workloads::Workload>) {
-    return workloads::Workload{};
-  } else {
-    using W = std::variant_alternative_t<I, workloads::Workload>;
-    const std::string name(W::kName);
-    if (!scenario.is_object()) {
-      return workloads::Workload{};
-    }
-    const json chosen = scenario.value("workload", json::object());
-    const bool top = scenario.contains(name);
-    if (!top && !(chosen.is_object() && chosen.contains(name))) {
-      return recorded<I + 1>(scenario);
-    }
-    const json& v = top ? scenario[name] : chosen[name];
-    const std::string path = top ? name : "workload." + name;
-    W w;
-    if (v.is_object()) {
-      scenario::detail::Checker c("run.json", "");
-      c.set_workload_path(path);
-      c.skip_files();
-      workloads::parse(c, v, path, w);
-    }
-    return w;
+  scenario::Scenario s;
+  if (scenario.is_object()) {
+    scenario::detail::Checker c("run.json", "");
+    c.skip_files();
+    scenario::detail::parse_workload(c, scenario, s);
   }
+  return workloads::of(s);
 }
 
 }  // namespace

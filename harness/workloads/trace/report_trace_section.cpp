@@ -36,14 +36,9 @@ std::string rate_cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f} %", 100 * *v) : "-";
 }
 
-// What run.json recorded of the whole trace (requests, infinite_hit_rate), kept as it was.
-json whole_trace_of(const workloads::TraceReplay& t) {
-  return t.whole_trace_json.empty() ? json::object() : json::parse(t.whole_trace_json);
-}
-
 // The whole trace's infinite-cache hit rates, as run.json recorded them.
-std::optional<TraceRates> whole_trace_rates(const workloads::TraceReplay& t) {
-  const json whole = whole_trace_of(t).value("infinite_hit_rate", json());
+std::optional<TraceRates> whole_trace_rates(const json& whole_trace) {
+  const json whole = whole_trace.value("infinite_hit_rate", json());
   if (!whole.is_object()) {
     return std::nullopt;
   }
@@ -253,6 +248,7 @@ void write_working_set(std::ostream& md, const json& w) {
 struct TraceFacts {
   const workloads::TraceReplay* spec = nullptr;  // as run.json records it
   std::vector<const CallRecord*> replayed;       // by block, then trace index
+  json whole_trace;  // what run.json recorded of the whole trace (requests, infinite_hit_rate)
   std::optional<TraceRates> infinite, predicted, actual, whole;
   Gaps gaps;
   std::vector<double> slips;  // sorted
@@ -270,7 +266,7 @@ void write_rates(std::ostream& md, const TraceFacts& f) {
   };
   if (f.whole) {
     row(fmt::format("infinite cache, the whole trace ({} requests)",
-                    whole_trace_of(*f.spec).value("requests", 0)),
+                    f.whole_trace.value("requests", 0)),
         f.whole);
   }
   row("infinite cache, the requests replayed", f.infinite);
@@ -376,7 +372,9 @@ WorkloadSection trace_section(const workloads::TraceReplay& spec, const results:
   f.infinite = trace_rates(f.replayed, TraceReuseKind::infinite);
   f.predicted = trace_rates(f.replayed, TraceReuseKind::predicted);
   f.actual = trace_rates(f.replayed, TraceReuseKind::actual);
-  f.whole = whole_trace_rates(spec);
+  f.whole_trace =
+      spec.whole_trace_json.empty() ? json::object() : json::parse(spec.whole_trace_json);
+  f.whole = whole_trace_rates(f.whole_trace);
   f.gaps = gaps_of(f.replayed);
   f.slips = slips_ms(f.replayed);
   std::sort(f.slips.begin(), f.slips.end());
