@@ -1,5 +1,7 @@
 #include "harness/servers/find_kind.h"
 
+#include <regex>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -97,14 +99,22 @@ FoundServer find_server(http::Transport& transport, const std::string& url,
   return f;
 }
 
+// An answer without the time libcurl says a failed connection took ("... after 1 ms: ..."), so
+// that the same failure on each path reads as one.
+std::string without_elapsed(const std::string& answer) {
+  static const std::regex kElapsed(" after [0-9]+ ms");
+  return std::regex_replace(answer, kElapsed, "");
+}
+
 std::string tried_text(const FoundServer& found) {
   std::vector<std::string> paths;
   std::vector<std::string> each;
   bool same = true;
+  const std::string first = without_elapsed(found.tried.empty() ? "" : found.tried.front().second);
   for (const auto& [path, answer] : found.tried) {
     paths.push_back(path);
     each.push_back(fmt::format("GET {}: {}", path, answer));
-    same = same && answer == found.tried.front().second;
+    same = same && without_elapsed(answer) == first;
   }
   const std::string where = url_for_display(found.root);
   if (found.tried.empty()) {
@@ -116,7 +126,7 @@ std::string tried_text(const FoundServer& found) {
   const std::string last = paths.back();
   paths.pop_back();
   return fmt::format("GET {}{}{} at {}: {}", fmt::join(paths, ", "), paths.empty() ? "" : " and ",
-                     last, where, found.tried.front().second);
+                     last, where, first);
 }
 
 bool serves(ServerKind found, ServerKind stated) {

@@ -120,5 +120,20 @@ TEST(FindKind, NothingAnsweringNamesWhatWasTried) {
             "/v1/models: HTTP 401");
 }
 
+TEST(FindKind, RefusalsThatDifferOnlyInTheirTimeReadAsOne) {
+  FoundServer f;
+  f.root = "http://127.0.0.1:9";
+  f.tried = {{"/props", "Failed to connect to 127.0.0.1 port 9 after 1 ms: refused"},
+             {"/api/version", "Failed to connect to 127.0.0.1 port 9 after 0 ms: refused"},
+             {"/v1/models", "Failed to connect to 127.0.0.1 port 9 after 12 ms: refused"}};
+  EXPECT_EQ(tried_text(f),
+            "GET /props, /api/version and /v1/models at http://127.0.0.1:9: Failed to connect to "
+            "127.0.0.1 port 9: refused");
+  f.tried.back().second = "Failed to connect to 127.0.0.1 port 9 after 2 ms: reset";
+  EXPECT_THAT(tried_text(f), HasSubstr("GET /v1/models: Failed to connect to 127.0.0.1 port 9 "
+                                       "after 2 ms: reset"))
+      << "a different failure is said path by path, as it came";
+}
+
 }  // namespace
 }  // namespace kvbench::servers
