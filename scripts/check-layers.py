@@ -3,12 +3,10 @@
 
 A workload owns its parts (harness/workloads/<name>/) and reaches the layers through the table of
 workloads (harness/workloads/workload.h and each layer's side of it beside it). So no file of
-scenario/, plan/, run/, report/ or core/ includes anything of harness/workloads/, and none of
-run/, report/, plan/ or core/ writes a workload's name as a string literal (the names are read
-from each workload's spec.h, kName). OWNED_ELSEWHERE lists the files that still hold a workload's
-per-call part (a call record's), each a known exception until those parts
-move into their workloads; a file that no longer needs its exception fails too, so the list only
-shrinks. Prints every finding; exit 1 if any.
+core/, scenario/, plan/, results/, run/, report/ or history/ includes anything of
+harness/workloads/, and none of them names a workload in its code: not its name as a string
+literal (read from each workload's spec.h, kName), nor a type a workload's headers declare (its
+spec, its planned call's part, its record's part). Prints every finding; exit 1 if any.
 """
 import os
 import re
@@ -16,12 +14,8 @@ import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 harness = os.path.join(root, "harness")
-no_include = ["scenario", "plan", "run", "report", "core"]
-no_name = ["run", "report", "plan", "core"]
-OWNED_ELSEWHERE = {
-    "harness/core/record.cpp",       # CallRecord::Turn and ::Replay to and from JSON
-    "harness/core/call_fields.cpp",  # the conversation and turn columns
-}
+no_include = ["core", "scenario", "plan", "results", "run", "report", "history"]
+no_name = ["core", "scenario", "plan", "results", "run", "report", "history"]
 
 names = []
 for folder in sorted(os.listdir(os.path.join(harness, "workloads"))):
@@ -32,11 +26,20 @@ for folder in sorted(os.listdir(os.path.join(harness, "workloads"))):
 if not names:
     sys.exit("check-layers: no workload's kName found under harness/workloads/*/spec.h")
 
+# The types the workloads' headers declare at namespace level (struct Turn, class TraceSource).
+types = set()
+for folder, _, files in os.walk(os.path.join(harness, "workloads")):
+    for name in files:
+        if name.endswith(".h"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                text = f.read()
+                types.update(re.findall(r"^(?:struct|class)\s+(\w+)\s*(?:[:{]|final)", text, re.M))
 include = re.compile(r'^\s*#\s*include\s+"harness/workloads/', re.M)
 literal = re.compile(r'"(%s)"' % "|".join(map(re.escape, names)))
+identifier = re.compile(r"\b(%s)\b" % "|".join(map(re.escape, sorted(types))))
+strings = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 comment = re.compile(r"//[^\n]*")
 problems = []
-used = set()
 for layer in sorted(set(no_include) | set(no_name)):
     for folder, _, files in os.walk(os.path.join(harness, layer)):
         for name in sorted(files):
@@ -49,17 +52,17 @@ for layer in sorted(set(no_include) | set(no_name)):
             if layer in no_include and include.search(text):
                 problems.append(f"{rel}: includes a file of harness/workloads/")
             if layer in no_name:
-                found = literal.search(comment.sub("", text))
-                if found and rel in OWNED_ELSEWHERE:
-                    used.add(rel)
-                elif found:
+                code = comment.sub("", text)
+                found = literal.search(code)
+                if found:
                     problems.append(f"{rel}: names the workload {found.group(0)}")
-for rel in sorted(OWNED_ELSEWHERE - used):
-    problems.append(f"{rel}: names no workload any more: take it off OWNED_ELSEWHERE")
+                typed = identifier.search(strings.sub('""', code))
+                if typed:
+                    problems.append(f"{rel}: names {typed.group(0)}, a workload's type")
 for p in problems:
     print(f"check-layers: {p}")
 if problems:
     sys.exit(1)
 print(f"check-layers: {', '.join(no_include)} include nothing of harness/workloads/; "
-      f"{', '.join(no_name)} name no workload ({', '.join(names)}) but in "
-      f"{len(OWNED_ELSEWHERE)} known file(s)")
+      f"{', '.join(no_name)} name no workload ({', '.join(names)}) and none of its "
+      f"{len(types)} types")

@@ -42,14 +42,14 @@ const Metric* metric_named(std::string_view key) {
 Measured measured(const std::vector<CallRecord>& calls) {
   Measured out;
   for (const auto& c : calls) {
-    (c.reuses_by_design() ? out.by_design : out.singles).push_back(c);
+    (c.by_workload() ? out.by_design : out.singles).push_back(c);
   }
   return out;
 }
 
 bool fresh_read(const CallRecord& r) {
   return (r.kind == CallKind::timed || r.kind == CallKind::probe) &&
-         r.pair_role != PairRole::edited && !r.reuses_by_design();
+         r.pair_role != PairRole::edited && !r.by_workload();
 }
 
 bool fresh_timed(const CallRecord& r) {
@@ -57,7 +57,7 @@ bool fresh_timed(const CallRecord& r) {
 }
 
 bool single_timed(const CallRecord& r) {
-  return r.kind == CallKind::timed && !r.pair_id && !r.reuses_by_design();
+  return r.kind == CallKind::timed && !r.pair_id && !r.by_workload();
 }
 
 double elapsed_minutes(const CallRecord& r, double first_start_s) {

@@ -15,9 +15,9 @@
 #include "harness/core/error.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/scenario_workload.h"
 #include "harness/workloads/trace/report_trace.h"
 #include "harness/workloads/trace/reuse.h"
-#include "harness/workloads/workload.h"
 
 namespace kvbench::cli {
 
@@ -25,6 +25,7 @@ namespace {
 
 namespace wt = workloads::trace;
 using nlohmann::json;
+using workloads::replay_record;
 
 struct Shard {
   std::string run_dir;
@@ -43,7 +44,7 @@ Shard read_shard(const std::string& run_dir) {
   }
   Shard out{run_dir, *t, {}};
   for (auto& c : loaded.calls) {
-    if (c.replay && c.block == 0) {  // the first server block of each shard
+    if (replay_record(c) != nullptr && c.block == 0) {  // the first server block of each shard
       out.calls.push_back(std::move(c));
     }
   }
@@ -103,22 +104,23 @@ json merged_rows(const wt::Trace& all, const std::vector<wt::Reuse>& one_host,
       continue;
     }
     const CallRecord& c = *it->second;
-    const long long x = one_host[i].tokens - c.replay->infinite_tokens;
+    const long long x = one_host[i].tokens - replay_record(c)->infinite_tokens;
     crossed += x;
     const auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
     rows.push_back(
         {{"index", i},
          {"shard", shard_of[i]},
          {"due_ms", all.requests[i].due_ms},
-         {"sent_ms", optional(c.replay->sent_ms)},
-         {"input_tokens", c.replay->input_tokens},
+         {"sent_ms", optional(replay_record(c)->sent_ms)},
+         {"input_tokens", replay_record(c)->input_tokens},
          {"one_host_infinite_tokens", one_host[i].tokens},
-         {"predicted_infinite_tokens", c.replay->infinite_tokens},
+         {"predicted_infinite_tokens", replay_record(c)->infinite_tokens},
          {"crossed_tokens", x},
-         {"predicted_tokens", optional(report::predicted_reuse(*c.replay))},
+         {"predicted_tokens", optional(report::predicted_reuse(*replay_record(c)))},
          {"reused_tokens", optional(report::reported_reuse(c))},
-         {"loss", c.replay->loss.empty() ? json(nullptr) : json(c.replay->loss)},
-         {"mismatch", c.replay->mismatch.empty() ? json(nullptr) : json(c.replay->mismatch)}});
+         {"loss", replay_record(c)->loss.empty() ? json(nullptr) : json(replay_record(c)->loss)},
+         {"mismatch",
+          replay_record(c)->mismatch.empty() ? json(nullptr) : json(replay_record(c)->mismatch)}});
   }
   return rows;
 }
@@ -147,7 +149,7 @@ json merge_trace_shards(const std::vector<std::string>& run_dirs) {
       shard_of[static_cast<std::size_t>(sh.trace.index_of(i))] = sh.trace.shard_index;
     }
     for (const auto& c : sh.calls) {
-      record_of[c.replay->index] = &c;
+      record_of[replay_record(c)->index] = &c;
       merged.push_back(&c);
     }
   }

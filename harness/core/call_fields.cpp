@@ -1,149 +1,107 @@
 #include "harness/core/call_fields.h"
 
-#include <optional>
-
 #include <fmt/format.h>
 
 namespace kvbench {
 
 namespace {
 
-using Type = CallField::Type;
+using describe::of;
+using R = CallRecord;
+using C = ClientTiming;
+using S = ServerTiming;
 
-FieldValue whole(long long v) {
-  return static_cast<std::int64_t>(v);
+bool has_pair(const R& r) {
+  return r.pair_id.has_value();
 }
 
-FieldValue text(std::string_view v) {
-  return std::string(v);
-}
-
-// A turn's field, absent on a single prompt.
-template <typename Fn>
-FieldValue of_turn(const CallRecord& r, Fn&& fn) {
-  return r.turn ? fn(*r.turn) : FieldValue{};
-}
-
-// A replayed request's field, absent on other calls.
-template <typename Fn>
-FieldValue of_replay(const CallRecord& r, Fn&& fn) {
-  return r.replay ? fn(*r.replay) : FieldValue{};
-}
-
-// Text that is absent when empty (a null in the record).
-FieldValue maybe_text(const std::string& v) {
-  return v.empty() ? FieldValue{} : FieldValue(v);
-}
-
-FieldValue joined_flags(const CallRecord& r) {
-  std::string out;
-  for (const auto& f : r.flags) {
-    out += (out.empty() ? "" : ";") + f;
-  }
-  return out;
-}
-
-using R = const CallRecord&;
-
-// Added with trace replay (scenario workload "trace").
-std::vector<CallField> replay_fields() {
+// The fields that are columns come first, in column order: those every version had, then each
+// added field after them, so that an output gains columns at its end.
+std::vector<describe::Field<R>> described() {
   return {
-      {"trace_index", "", Type::integer, true, "trace.index",
-       [](R r) { return of_replay(r, [](const auto& t) { return whole(t.index); }); }},
-      {"trace_due_ms", "ms", Type::real, true, "trace.due_ms",
-       [](R r) { return of_replay(r, [](const auto& t) { return FieldValue(t.due_ms); }); }},
-      {"trace_sent_ms", "ms", Type::real, true, "trace.sent_ms",
-       [](R r) { return of_replay(r, [](const auto& t) { return field_value(t.sent_ms); }); }},
-      {"predicted_infinite_tokens", "tokens", Type::integer, true,
-       "trace.predicted_infinite_tokens",
-       [](R r) { return of_replay(r, [](const auto& t) { return whole(t.infinite_tokens); }); }},
-      {"predicted_tokens", "tokens", Type::integer, true, "trace.predicted_tokens",
-       [](R r) {
-         return of_replay(r, [](const auto& t) { return field_value(t.predicted_tokens); });
-       }},
-      {"loss", "", Type::text, true, "trace.loss",
-       [](R r) { return of_replay(r, [](const auto& t) { return maybe_text(t.loss); }); }},
-      {"mismatch", "", Type::text, true, "trace.mismatch",
-       [](R r) { return of_replay(r, [](const auto& t) { return maybe_text(t.mismatch); }); }},
+      of<R>("seq", &R::seq).column("seq").min(0).require().must(),
+      of<R>("block", &R::block).column("block").min(0).require(),
+      of<R>("round", &R::round).column("round").min(-1),
+      of<R>("kind", &R::kind).column("kind").one_of(call_kind_names()).require(),
+      of<R>("num_ctx", &R::num_ctx).column("num_ctx", "tokens").min(1).require(),
+      of<R>("cache_type", &R::cache_type).column("cache_type").require(),
+      of<R>("prompt_tokens", &R::prompt_tokens).column("prompt_tokens", "tokens").min(0).require(),
+      of<R>("prompt_tokens_counted", &R::prompt_tokens_counted)
+          .column("prompt_tokens_counted", "tokens")
+          .min(0),
+      of<R>("t_start_s", &R::t_start_s).column("t_start_s", "s").min(0).require(),
+      of<R>("outcome", &R::outcome).column("outcome").one_of(outcome_names()).require(),
+      of<R>("client.ttft_ms", &R::client, &C::ttft_ms).column("ttft_ms", "ms").min(0),
+      of<R>("client.decode_tps", &R::client, &C::decode_tps)
+          .column("decode_tps", "tokens/s")
+          .min(0),
+      of<R>("client.e2e_ms", &R::client, &C::e2e_ms).column("e2e_ms", "ms").min(0),
+      of<R>("client.tokens", &R::client, &C::tokens).column("tokens", "tokens").min(0),
+      of<R>("server.prompt_n", &R::server, &S::prompt_n).column("server_prompt_n", "tokens").min(0),
+      of<R>("server.cache_n", &R::server, &S::cache_n).column("server_cache_n", "tokens").min(0),
+      of<R>("expected_cache_n", &R::expected_cache_n).column("expected_cache_n", "tokens").min(0),
+      of<R>("server.prompt_ms", &R::server, &S::prompt_ms).column("server_prompt_ms", "ms").min(0),
+      of<R>("server.predicted_n", &R::server, &S::predicted_n)
+          .column("server_predicted_n", "tokens")
+          .min(0),
+      of<R>("server.predicted_ms", &R::server, &S::predicted_ms)
+          .column("server_predicted_ms", "ms")
+          .min(0),
+      of<R>("flags", &R::flags).column("flags").require(),
+      of<R>("variant", &R::variant).column("variant").omit_empty(),
+      // Added to the CSV with the list (the history's calls table had them).
+      of<R>("wall_start", &R::wall_start).column("wall_start"),
+      of<R>("http_status", &R::http_status).column("http_status"),
+      of<R>("server.decode_tps", &R::server, &S::decode_tps)
+          .column("server_decode_tps", "tokens/s")
+          .min(0),
+      of<R>("stream", &R::stream).column("stream").min(0),
+      of<R>("in_flight", &R::in_flight).column("in_flight").min(1),
+      of<R>("queue_ms", &R::queue_ms).column("queue_ms", "ms"),
+      // Not columns.
+      of<R>("version", &R::version).one_of({1, kRecordVersion}).require(),
+      of<R>("run_id", &R::run_id).require(),
+      of<R>("nonce", &R::nonce).require(),
+      of<R>("error", &R::error),
+      of<R>("cpu_mhz", &R::cpu_mhz).above(0),
+      of<R>("slots", &R::slots).min(1),
+      describe::group<R>("client").require(),
+      of<R>("client.token_ms", &R::client, &C::token_ms),
+      of<R>("client.first_byte_ms", &R::client, &C::first_byte_ms).min(0),
+      of<R>("client.request_out_ms", &R::client, &C::request_out_ms).min(0),
+      of<R>("client.first_event_ms", &R::client, &C::first_event_ms).min(0),
+      of<R>("client.first_reasoning_ms", &R::client, &C::first_reasoning_ms).min(0),
+      of<R>("client.reasoning_tokens", &R::client, &C::reasoning_tokens).min(0).omit_empty(),
+      describe::group<R>("server").require(),
+      of<R>("server.raw", &R::server, &S::raw),
+      of<R>("server.prompt_total", &R::server, &S::prompt_total).min(0),
+      of<R>("pair.id", &R::pair_id).min(0).only_if(has_pair),
+      of<R>("pair.role", &R::pair_role).one_of(pair_role_names()).only_if(has_pair),
+      of<R>("pair.edit_position", &R::edit_position).only_if(has_pair),
+      of<R>("pair.edit", &R::edit).only_if(has_pair),
+      of<R>("pair.first_diff", &R::edit_first_diff).min(0).only_if(has_pair),
+      of<R>("pair.text_fraction", &R::edit_text_fraction).min(0).only_if(has_pair),
   };
 }
 
 }  // namespace
 
-const std::vector<CallField>& call_fields() {
-  static const std::vector<CallField> kFields = [] {
-    std::vector<CallField> fields = {
-        {"seq", "", Type::integer, false, "seq", [](R r) { return whole(r.seq); }},
-        {"block", "", Type::integer, false, "block", [](R r) { return whole(r.block); }},
-        {"round", "", Type::integer, false, "round", [](R r) { return whole(r.round); }},
-        {"kind", "", Type::text, false, "kind", [](R r) { return text(to_string(r.kind)); }},
-        {"num_ctx", "tokens", Type::integer, false, "num_ctx",
-         [](R r) { return whole(r.num_ctx); }},
-        {"cache_type", "", Type::text, false, "cache_type", [](R r) { return text(r.cache_type); }},
-        {"prompt_tokens", "tokens", Type::integer, false, "prompt_tokens",
-         [](R r) { return whole(r.prompt_tokens); }},
-        {"prompt_tokens_counted", "tokens", Type::integer, true, "prompt_tokens_counted",
-         [](R r) { return field_value(r.prompt_tokens_counted); }},
-        {"t_start_s", "s", Type::real, false, "t_start_s",
-         [](R r) { return FieldValue(r.t_start_s); }},
-        {"outcome", "", Type::text, false, "outcome",
-         [](R r) { return text(to_string(r.outcome)); }},
-        {"ttft_ms", "ms", Type::real, true, "client.ttft_ms",
-         [](R r) { return field_value(r.client.ttft_ms); }},
-        {"decode_tps", "tokens/s", Type::real, true, "client.decode_tps",
-         [](R r) { return field_value(r.client.decode_tps); }},
-        {"e2e_ms", "ms", Type::real, true, "client.e2e_ms",
-         [](R r) { return field_value(r.client.e2e_ms); }},
-        {"tokens", "tokens", Type::integer, false, "client.tokens",
-         [](R r) { return whole(r.client.tokens); }},
-        {"server_prompt_n", "tokens", Type::integer, true, "server.prompt_n",
-         [](R r) { return field_value(r.server.prompt_n); }},
-        {"server_cache_n", "tokens", Type::integer, true, "server.cache_n",
-         [](R r) { return field_value(r.server.cache_n); }},
-        {"expected_cache_n", "tokens", Type::integer, true, "expected_cache_n",
-         [](R r) { return field_value(r.expected_cache_n); }},
-        {"server_prompt_ms", "ms", Type::real, true, "server.prompt_ms",
-         [](R r) { return field_value(r.server.prompt_ms); }},
-        {"server_predicted_n", "tokens", Type::integer, true, "server.predicted_n",
-         [](R r) { return field_value(r.server.predicted_n); }},
-        {"server_predicted_ms", "ms", Type::real, true, "server.predicted_ms",
-         [](R r) { return field_value(r.server.predicted_ms); }},
-        {"flags", "", Type::text, false, "flags", joined_flags},
-        {"variant", "", Type::text, false, "variant", [](R r) { return text(r.variant); }},
-        {"conversation", "", Type::integer, true, "conversation.conversation",
-         [](R r) { return of_turn(r, [](const auto& t) { return whole(t.conversation); }); }},
-        {"turn", "", Type::integer, true, "conversation.turn",
-         [](R r) { return of_turn(r, [](const auto& t) { return whole(t.turn); }); }},
-        {"conversations", "", Type::integer, true, "conversation.conversations",
-         [](R r) { return of_turn(r, [](const auto& t) { return whole(t.conversations); }); }},
-        {"reuse", "", Type::text, true, "conversation.reuse",
-         [](R r) {
-           return of_turn(r, [](const auto& t) { return text(t.reuse ? "on" : "off"); });
-         }},
-        {"history_tokens", "tokens", Type::integer, true, "conversation.history_tokens",
-         [](R r) {
-           return of_turn(r, [](const auto& t) { return field_value(t.history_tokens); });
-         }},
-        // Added to the CSV with the list (the history's calls table had them).
-        {"wall_start", "", Type::text, false, "wall_start", [](R r) { return text(r.wall_start); }},
-        {"http_status", "", Type::integer, true, "http_status",
-         [](R r) { return field_value(r.http_status); }},
-        {"server_decode_tps", "tokens/s", Type::real, true, "server.decode_tps",
-         [](R r) { return field_value(r.server.decode_tps); }},
-        {"stream", "", Type::integer, true, "stream", [](R r) { return field_value(r.stream); }},
-        {"in_flight", "", Type::integer, true, "in_flight",
-         [](R r) { return field_value(r.in_flight); }},
-        {"queue_ms", "ms", Type::real, true, "queue_ms",
-         [](R r) { return field_value(r.queue_ms); }},
-        // Added with record version 2, when a turn's wait left queue_ms.
-        {"wait_ms", "ms", Type::real, true, "conversation.wait_ms",
-         [](R r) { return of_turn(r, [](const auto& t) { return field_value(t.wait_ms); }); }},
-    };
-    const auto replay = replay_fields();
-    fields.insert(fields.end(), replay.begin(), replay.end());
-    return fields;
-  }();
+const std::vector<describe::Field<CallRecord>>& record_fields() {
+  static const std::vector<describe::Field<CallRecord>> kFields = described();
   return kFields;
+}
+
+const std::vector<CallField>& call_fields() {
+  static const std::vector<CallField> kColumns = [] {
+    std::vector<CallField> out;
+    for (const auto& f : record_fields()) {
+      if (!f.column_name.empty()) {
+        out.push_back({f, [&f](const CallRecord& r) { return f.get(r); }});
+      }
+    }
+    return out;
+  }();
+  return kColumns;
 }
 
 std::string csv_text(const FieldValue& v) {

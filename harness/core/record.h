@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/clock.h"
+#include "harness/core/describe.h"
+#include "harness/core/record_part.h"
 
 namespace kvbench {
 
@@ -151,72 +153,30 @@ struct CallRecord {
   std::optional<int> stream;     // which stream (and server slot) carried the call; a turn's:
                                  // its conversation's place in the set
   std::optional<int> in_flight;  // calls in flight when it was sent, itself included
-  // Open loop: from its scheduled arrival to its send (a turn's wait is Turn::wait_ms).
+  // Open loop: from its scheduled arrival to its send (a turn's wait is its part's).
   std::optional<double> queue_ms;
-  // A conversation turn (scenario "conversation"); absent on a single prompt.
-  struct Turn {
-    int conversation = 0;     // numbered over its block's sets
-    int set = 0;              // the block's set
-    int conversations = 1;    // how many conversations took turns in the set
-    int turn = 1;             // 1-based
-    bool reuse = true;        // false: reuse defeated
-    std::optional<int> slot;  // the server slot it was pinned to
-    // The reuse predicted had the server kept this conversation's history: the prompt's tokens
-    // up to the end of the previous turn's answer (less the token always read again); 0 on a
-    // first turn or with reuse off. Absent where the server gives no token ids.
-    std::optional<int> history_tokens;
-    // How the history was known: "ids" (the tokens the previous turn generated), "count" (the
-    // previous answer's token count, the answer read back as it was generated), or "reported"
-    // (no token ids: the previous prompt as the server counted it, a least the turn reuses).
-    std::string history_basis;
-    // The least reuse that still counts as the history kept: history_tokens, or on the "count"
-    // basis the previous prompt (the answer's tokens, read back, may differ from those generated).
-    std::optional<int> history_floor;
-    std::string answer;  // the generated text, which the next turn sends back
-    // Conversations at once: from when the turn was due (its previous answer and think time) to
-    // its send, preparing and the wait for its slot included.
-    std::optional<double> wait_ms;
-  };
-  std::optional<Turn> turn;
-  // A trace replay's request (scenario workload "trace"); absent on other calls. Its reuse is
-  // known three ways: what an infinite cache would reuse, what the server's policy predicts (also
-  // the record's expected_cache_n) and what the server reported (server.cache_n).
-  struct Replay {
-    int index = 0;                  // among the requests replayed, in trace order
-    double due_ms = 0;              // its (scaled) arrival, ms after the first request's
-    std::optional<double> sent_ms;  // its send, ms after the first request's send
-    int input_tokens = 0;
-    int output_tokens = 0;
-    int blocks = 0;        // its prompt's block ids
-    int block_tokens = 0;  // tokens a block holds
-    // The longest prefix of its blocks sent earlier in this replay (in the block), in tokens
-    // and in blocks: predicted_infinite_tokens.
-    int infinite_tokens = 0;
-    int infinite_blocks = 0;
-    std::optional<int> predicted_tokens;  // the server's policy; absent: no model of it
-    std::optional<int> predicted_slot;    // the slot the policy expects the server to pick
-    // The distinct blocks this replay sent since the server started, this request's included.
-    std::optional<long long> working_set_blocks;
-    // Tokens the server read before the prompt's first block (BOS and the chat template's start,
-    // the same for every request). predicted_tokens counts as the server does (cache_n); the
-    // report's reuse counts the prompt's own tokens, these left out.
-    int lead_tokens = 0;
-    // Sent as text (kinds that take no token ids): the text re-tokenized to the planned blocks,
-    // or not (materialized false); absent for token-id prompts.
-    std::optional<bool> materialized;
-    std::string predicted_from;  // "slot", "host_cache", "blocks" or "" (nothing reused)
-    std::string loss;            // policy below infinite: "capacity" or "placement"; "" none
-    std::string mismatch;        // reported against policy: "materialization", "evicted",
-                                 // "over_report" or "unexplained"; "" none
-  };
-  std::optional<Replay> replay;
-  // A call whose reuse is its workload's design (a turn, a replayed request): it stays out of
-  // the cold-prompt models and is reported by its workload.
-  bool reuses_by_design() const { return turn.has_value() || replay.has_value(); }
+  // The call's part in its workload (a conversation's turn, a replayed request), written under
+  // the workload's key; empty on the calls of a prompt sweep. Its type is the workload's
+  // (harness/workloads/<name>/record.h).
+  RecordPart part;
+  // A call that is its workload's (a turn, a replayed request): its reuse is the workload's
+  // design, so it stays out of the cold-prompt models and is reported by its workload.
+  bool by_workload() const { return !part.empty(); }
   bool ok() const { return outcome == Outcome::ok; }
 };
 
 nlohmann::json to_json(const CallRecord& r);
+// A record as calls.jsonl holds it: its one key that names no field of the record, holding an
+// object, is its workload part. Throws nlohmann::json's errors (a value of another type, no seq)
+// and InputError (a kind, role or outcome that has no name).
 CallRecord record_from_json(const nlohmann::json& j);
+
+// The description of a record (core/describe.h): its JSON, its columns in the calls CSV and the
+// history's calls table, and its JSON Schema; the workload part aside.
+const std::vector<describe::Field<CallRecord>>& record_fields();
+// The names of kinds, roles and outcomes, for the schema.
+nlohmann::json call_kind_names();
+nlohmann::json pair_role_names();
+nlohmann::json outcome_names();
 
 }  // namespace kvbench

@@ -1,8 +1,8 @@
 #pragma once
 // The history's tables, in both stores: the schema of the current version, the session columns
-// version 3 added, and a call's row of the calls table with its INSERT (both from the call field
-// list, whose fields a migration adds to an older calls table). schema.cpp also holds
-// History::create_schema and History::migrate, which use them.
+// version 3 added, and a call's row of the calls table with its INSERT (both from the record's
+// columns, which a migration adds to an older calls table), and of each workload part's table.
+// schema.cpp also holds History::create_schema and History::migrate, which use them.
 
 #include <cstdint>
 #include <string>
@@ -10,6 +10,7 @@
 
 #include "harness/core/record.h"
 #include "harness/history/sql.h"
+#include "harness/results/record_parts.h"
 #include "harness/session/host.h"
 
 namespace kvbench::history {
@@ -28,5 +29,11 @@ std::string gpus_text(const session::HostFingerprint& h);
 // the call field list's values, the whole record as JSON.
 std::vector<SqlValue> call_row(std::int64_t session_id, const CallRecord& c);
 std::string insert_call();
+// A workload part's table (calls_conversation, ...), its row of `c` (the session, the call's seq,
+// the part's columns) and its INSERT.
+std::string part_table(const results::RecordPartInfo& p);
+std::vector<SqlValue> part_row(std::int64_t session_id, const CallRecord& c,
+                               const results::RecordPartInfo& p);
+std::string insert_part(const results::RecordPartInfo& p);
 
 }  // namespace kvbench::history

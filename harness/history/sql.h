@@ -26,12 +26,6 @@ std::string as_text(const SqlValue& v);
 std::int64_t as_int(const SqlValue& v);
 double as_real(const SqlValue& v);
 
-// An optional as a parameter: NULL when empty.
-template <typename T>
-SqlValue or_null(const std::optional<T>& v) {
-  return field_value(v);
-}
-
 enum class Dialect { sqlite, postgresql };
 
 // One open database. Errors throw kvbench::Error naming where() (a lost connection, a failed

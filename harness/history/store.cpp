@@ -153,6 +153,9 @@ AddResult History::add(const Session& s) {
       // Stored by an older kvbench, without its calls: replaced by the whole session.
       db_->query("DELETE FROM session_values WHERE session_id = $1", {id});
       db_->query("DELETE FROM calls WHERE session_id = $1", {id});
+      for (const auto& p : results::record_parts()) {
+        db_->query(fmt::format("DELETE FROM {} WHERE session_id = $1", part_table(p)), {id});
+      }
       db_->query("DELETE FROM sessions WHERE id = $1", {id});
     }
     const auto& h = info.host;
@@ -200,14 +203,29 @@ AddResult History::add(const Session& s) {
         "INSERT INTO session_values (session_id, idx, metric, condition, variant, value, "
         "ref_prompt_tokens, ref_num_ctx, n) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         values);
-    std::vector<std::vector<SqlValue>> calls;
-    calls.reserve(s.calls.size());
-    for (const auto& c : s.calls) {
-      calls.push_back(call_row(id, c));
-    }
-    db_->execute_many(insert_call(), calls);
+    add_calls(id, s.calls);
     return AddResult{id, true};
   });
+}
+
+void History::add_calls(std::int64_t id, const std::vector<CallRecord>& calls) {
+  std::vector<std::vector<SqlValue>> rows;
+  rows.reserve(calls.size());
+  for (const auto& c : calls) {
+    rows.push_back(call_row(id, c));
+  }
+  db_->execute_many(insert_call(), rows);
+  for (const auto& p : results::record_parts()) {
+    std::vector<std::vector<SqlValue>> carried;
+    for (const auto& c : calls) {
+      if (c.part.key() == p.key) {
+        carried.push_back(part_row(id, c, p));
+      }
+    }
+    if (!carried.empty()) {
+      db_->execute_many(insert_part(p), carried);
+    }
+  }
 }
 
 namespace {

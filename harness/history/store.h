@@ -22,8 +22,10 @@ namespace kvbench::history {
 // the meta table that holds this number; 4: the calls table takes every field of the call field
 // list (history_tokens, conversations and reuse added); 5: and a trace replay's fields
 // (trace_index ... mismatch), and wait_ms where a version 4 history lacked it; 6: start_taus,
-// the start-to-start components `kvbench repeat --history` measured.
-inline constexpr int kSchemaVersion = 6;
+// the start-to-start components `kvbench repeat --history` measured; 7: a workload's columns
+// left the calls table for its own, calls_<workload> (calls_conversation, calls_trace), one row
+// per call that carries its part, keyed by session_id and seq.
+inline constexpr int kSchemaVersion = 7;
 
 enum class Access { read, write };
 
@@ -117,9 +119,14 @@ class History {
 
  private:
   void migrate(int from);
+  // The calls of session `id`: their rows of the calls table and of their workloads' tables.
+  void add_calls(std::int64_t id, const std::vector<CallRecord>& calls);
   void migrate_to_3(int from);
   // Adds to the calls table every field of the call field list it lacks, filled from the records.
   void add_call_columns();
+  // Version 7: each workload's table filled from the records of the calls stored before, and the
+  // calls table's columns that are no longer the record's own dropped.
+  void move_part_columns();
   void create_schema();
   int stored_version() const;
 

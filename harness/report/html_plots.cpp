@@ -25,7 +25,7 @@ std::string condition_of(const CallRecord& c) {
 }
 
 bool fresh_timed(const CallRecord& c) {
-  return c.ok() && c.kind == CallKind::timed && !c.reuses_by_design();
+  return c.ok() && c.kind == CallKind::timed && !c.by_workload();
 }
 
 // Series of `value` against prompt tokens, one per condition, over the fresh timed calls.

@@ -18,6 +18,7 @@
 #include "harness/report/memory.h"
 #include "harness/report/prefix.h"
 #include "harness/report/sections.h"
+#include "harness/results/record_parts.h"
 #include "harness/stats/descriptive.h"
 
 namespace kvbench::report {
@@ -271,9 +272,8 @@ constexpr std::string_view kConversationLayout[] = {"findings", "run_header", "s
 
 // Whether the run timed single prompts (not only a workload's turns or requests).
 bool has_single_prompts(const RunReport& report) {
-  return std::any_of(report.calls.begin(), report.calls.end(), [](const auto& c) {
-    return !c.reuses_by_design() && c.kind == CallKind::timed;
-  });
+  return std::any_of(report.calls.begin(), report.calls.end(),
+                     [](const auto& c) { return !c.by_workload() && c.kind == CallKind::timed; });
 }
 
 }  // namespace
@@ -324,7 +324,7 @@ void write_report(std::ostream& out, const RunReport& report, std::string_view f
 }
 
 void write_calls_csv(std::ostream& out, const std::vector<CallRecord>& calls) {
-  const auto& fields = call_fields();
+  const auto fields = results::call_columns(calls);
   for (std::size_t i = 0; i < fields.size(); ++i) {
     out << (i == 0 ? "" : ",") << fields[i].name;
   }

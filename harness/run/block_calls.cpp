@@ -60,6 +60,7 @@ void BlockCalls::run_calls(BlockServer& server, const plan::Block& block,
       schedule.slots = together->slots;
       schedule.pin = together->pin && server.backend().capabilities().slot_pinning;
       schedule.arrivals_s = together->due_s;
+      folder_.progress().together(together->what);
       const bool failed = run_together(server, block, i, together->end, schedule).second;
       i = together->end - 1;
       if (failed && !recover(server, block, info, restarts, block.calls[i].seq, together->end)) {
@@ -118,6 +119,7 @@ void BlockCalls::run_concurrent(BlockServer& server, const plan::Block& block,
     schedule.rate_per_s = s_.concurrency.rate_per_s;
     schedule.seed = s_.seed * std::uint64_t{7919} + static_cast<std::uint64_t>(block.index);
   }
+  folder_.progress().together({});
   const StreamsRun out = run_together(server, block, 0, block.calls.size(), schedule).first;
   if (s_.concurrency.open_loop()) {
     info.deferred = out.deferred;

@@ -42,6 +42,8 @@ struct Together {
   // Where given, one per call of [from, end): when each is due, in seconds after the first is
   // handed to the driver (an open loop on the workload's own schedule).
   std::vector<double> due_s{};
+  // How the progress line names them ("3 conversations at once"); empty: "N calls in flight".
+  std::string what{};
 };
 
 class CallSource {

@@ -108,9 +108,9 @@ void Progress::call_done(const CallRecord& r) {
     if (!started_) {
       // Calls in flight at once are not announced one by one: name the block and what ended.
       current_ =
-          r.turn
-              ? fmt::format("block {} ({} conversations at once)", r.block, r.turn->conversations)
-              : fmt::format("block {} ({} calls in flight)", r.block, r.in_flight.value_or(1));
+          fmt::format("block {} ({})", r.block,
+                      together_.empty() ? fmt::format("{} calls in flight", r.in_flight.value_or(1))
+                                        : together_);
     }
     started_ = false;
     last_ = std::move(result);
@@ -119,6 +119,10 @@ void Progress::call_done(const CallRecord& r) {
     fmt::print(out_, "    {}\n", result);
     std::fflush(out_);
   }
+}
+
+void Progress::together(std::string what) {
+  together_ = std::move(what);
 }
 
 void Progress::note(const std::string& message) {

@@ -30,6 +30,9 @@ class Progress {
 
   void call_started(const plan::PlannedCall& call, const plan::Block& block);
   void call_done(const CallRecord& r);
+  // The calls in flight at once from now on, as the live line names them ("3 conversations at
+  // once"); empty: "N calls in flight".
+  void together(std::string what);
   void note(const std::string& message);
 
  private:
@@ -44,6 +47,7 @@ class Progress {
   std::FILE* out_;
   std::string current_;   // the call in flight, for the live line
   std::string last_;      // the last result, for the live line
+  std::string together_;  // the calls in flight at once (together())
   bool drawn_ = false;    // a live line is on screen
   bool started_ = false;  // call_started() named the call now ending
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -142,8 +142,8 @@ struct Scenario {
   Precision precision;
   Answers answers;
   // What the scenario sends: one workload, held here by value without this module knowing the
-  // workloads (workloads/workload.h holds their table and reads it: workloads::of(s)). Empty
-  // means the first, the prompt sweep.
+  // workloads (workloads/workload.h holds their table; workloads/scenario_workload.h reads it:
+  // workloads::of(s)). Empty means the first, the prompt sweep.
   std::any workload;
   nlohmann::json resolved;  // the scenario with every default filled in
 };

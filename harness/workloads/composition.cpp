@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "harness/scenario/parse_detail.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 
 namespace kvbench::scenario::detail {
 

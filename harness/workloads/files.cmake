@@ -1,6 +1,6 @@
 # Every source file of the workloads' folders, by the module that compiles it: a workload's part
 # in a layer (workloads/layers.h) is compiled with that layer's module, and the table's side in
-# each layer (composition.cpp, plan_calls.cpp, sources.cpp, sections.cpp) with it; a tool of the
+# each layer (composition.cpp, plan_calls.cpp, records.cpp, sources.cpp, sections.cpp) with it; a tool of the
 # command line (a trace's synthesis) with cli. Each file is listed once, and the configure step
 # fails on a .cpp file here that no list names. scripts/check-unity-names.py reads these lists.
 set(KVBENCH_WORKLOAD_FILES_scenario
@@ -14,6 +14,11 @@ set(KVBENCH_WORKLOAD_FILES_plan
     sweep/plan.cpp
     conversation/plan.cpp
     trace/plan.cpp)
+set(KVBENCH_WORKLOAD_FILES_results
+    records.cpp
+    sweep/record.cpp
+    conversation/record.cpp
+    trace/record.cpp)
 set(KVBENCH_WORKLOAD_FILES_run
     sources.cpp
     sweep/source.cpp
@@ -26,7 +31,7 @@ set(KVBENCH_WORKLOAD_FILES_report
     trace/report.cpp trace/report_trace.cpp trace/report_trace_section.cpp)
 set(KVBENCH_WORKLOAD_FILES_cli
     trace/synth.cpp)
-set(KVBENCH_WORKLOAD_MODULES scenario plan run report cli)
+set(KVBENCH_WORKLOAD_MODULES scenario plan results run report cli)
 
 set(listed)
 foreach(module IN LISTS KVBENCH_WORKLOAD_MODULES)

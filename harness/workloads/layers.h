@@ -10,7 +10,10 @@
 //   plan:     slot_levels(scenario, spec) gives the server slot levels (-np) it runs at;
 //             fill_block(block, scenario, spec, rng) appends a block's calls.
 //   run:      make_source(scenario, spec, wall_clock, run_id) is the CallSource that sends them.
-//   report:   report_section(spec, run, calls) is its section of a run's report, from the run's
+//   results:  part_of_record(spec) describes its part of a call record, what its calls' records
+//             carry (results/record_parts.h); a workload whose calls carry none gives an empty one.
+//   report:   report_section(spec, scenario, run, calls) is its section of a run's report, from
+//             the run's scenario as run.json records it (its workload and server read back) and its
 //             files (report/workload_section.h).
 
 #include <memory>
@@ -39,6 +42,7 @@ class CallSource;
 }  // namespace kvbench::run
 namespace kvbench::results {
 struct RunManifest;
+struct RecordPartInfo;
 }  // namespace kvbench::results
 namespace kvbench::report {
 struct WorkloadSection;
@@ -56,5 +60,7 @@ struct WorkloadSection;
   std::unique_ptr<run::CallSource> make_source(const scenario::Scenario& s, const W& w,      \
                                                const Clock& wall_clock,                      \
                                                const std::string& run_id);                   \
-  report::WorkloadSection report_section(const W& w, const results::RunManifest& run,        \
+  results::RecordPartInfo part_of_record(const W& w);                                        \
+  report::WorkloadSection report_section(const W& w, const scenario::Scenario& s,            \
+                                         const results::RunManifest& run,                    \
                                          const std::vector<CallRecord>& calls);

@@ -3,7 +3,7 @@
 #include <variant>
 
 #include "harness/plan/plan_detail.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 
 namespace kvbench::plan::detail {
 

@@ -4,7 +4,7 @@
 #include <variant>
 
 #include "harness/run/workloads.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 
 namespace kvbench::run {
 

@@ -413,7 +413,7 @@ TEST(Measured, TurnsStayOutOfTheModelsWhoeverPassesThem) {
   ASSERT_FALSE(m.by_design.empty());
   ASSERT_EQ(m.singles.size() + m.by_design.size(), run.calls.size());
   for (const auto& c : m.by_design) {
-    EXPECT_TRUE(c.turn.has_value());
+    EXPECT_EQ(c.part.key(), "conversation");
     EXPECT_FALSE(fresh_read(c));
     EXPECT_FALSE(single_timed(c));
   }

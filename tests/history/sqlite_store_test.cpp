@@ -2,14 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "harness/core/error.h"
+#include "harness/workloads/conversation/record.h"
+#include "harness/workloads/trace/record.h"
 #include "tests/history/store_fixture.h"
 
 namespace kvbench::history {
@@ -90,116 +95,136 @@ TEST_F(OlderHistory, WritingMigratesItAndReadsTheHostFromTheRunFolder) {
   EXPECT_EQ(after->session(added.id).calls.size(), 17u);
 }
 
-// A history of version 3 (its calls table without history_tokens, conversations and reuse) is
-// migrated by adding the columns the call field list has and it lacks, filled from each call's
-// whole record.
-TEST(SqliteHistory, Version3GainsTheCallColumnsItLackedFilledFromTheRecords) {
-  const auto path = fresh_history("sqlite", "version-3");
-  const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny";
+// The columns of `table` in the SQLite file at `raw`.
+std::vector<std::string> columns_of(sqlite3* raw, const std::string& table) {
+  std::vector<std::string> out;
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw, ("PRAGMA table_info(" + table + ")").c_str(), -1, &st, nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+// A history of `run` as an older version had it: `sql` run on the current schema's file.
+std::string older_history(const std::string& name, const std::string& run_dir,
+                          const std::string& sql) {
+  const auto path = fresh_history("sqlite", name);
   auto run = session::load_run_inputs(run_dir);
   const auto values =
       session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
   History::open(path, Access::write)->add(session_of(run, "", values));
   sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  const auto exec = [&](const std::string& sql) {
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
-    sqlite3_free(err);
-  };
-  exec(
-      "ALTER TABLE calls DROP COLUMN history_tokens; ALTER TABLE calls DROP COLUMN "
-      "conversations; ALTER TABLE calls DROP COLUMN reuse; UPDATE meta SET value = '3'");
+  EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
+  sqlite3_free(err);
   sqlite3_close(raw);
-  EXPECT_THROW(History::open(path, Access::read), InputError) << "version 3 must be migrated";
+  return path;
+}
+
+// A history of version 6 kept a conversation's columns in its calls table (and one of version 3
+// lacked some of the record's own): migrated, the calls table has the record's columns, those it
+// lacked filled from each call's whole record, and the conversation's columns are in its own
+// table, one row per turn, read from the records too.
+TEST(SqliteHistory, Version6MovesAWorkloadsColumnsToItsOwnTable) {
+  const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/conversation-tiny";
+  const auto path = older_history(
+      "version-6", run_dir,
+      "ALTER TABLE calls ADD COLUMN turn INTEGER; ALTER TABLE calls ADD COLUMN reuse TEXT; "
+      "ALTER TABLE calls DROP COLUMN http_status; DROP TABLE calls_conversation; "
+      "UPDATE meta SET value = '6'");
+  EXPECT_THROW(History::open(path, Access::read), InputError) << "version 6 must be migrated";
   {
     const auto db = History::open(path, Access::write);
-    EXPECT_EQ(db->migrated_from(), 3);
+    EXPECT_EQ(db->migrated_from(), 6);
     EXPECT_EQ(db->schema_version(), kSchemaVersion);
   }
+  const auto run = session::load_run_inputs(run_dir);
+  sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const auto calls = columns_of(raw, "calls");
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "turn"), 0);
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "reuse"), 0);
+  ASSERT_EQ(std::count(calls.begin(), calls.end(), "http_status"), 1);
   sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(raw, "SELECT seq, http_status FROM calls ORDER BY seq", -1, &st, nullptr),
+      SQLITE_OK);
+  std::size_t i = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const auto& c = run.loaded.calls[i++];
+    EXPECT_EQ(sqlite3_column_int(st, 1), c.http_status.value_or(0)) << c.seq;
+  }
+  sqlite3_finalize(st);
+  EXPECT_EQ(i, run.loaded.calls.size());
   ASSERT_EQ(sqlite3_prepare_v2(raw,
-                               "SELECT seq, history_tokens, conversations, reuse FROM calls "
-                               "ORDER BY seq",
+                               "SELECT seq, history_tokens, conversations, reuse FROM "
+                               "calls_conversation ORDER BY seq",
                                -1, &st, nullptr),
             SQLITE_OK);
   int turns = 0;
-  std::size_t i = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    ASSERT_LT(i, run.loaded.calls.size());
-    const auto& c = run.loaded.calls[i++];
-    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
-    if (!c.turn) {
-      EXPECT_EQ(sqlite3_column_type(st, 2), SQLITE_NULL) << c.seq;
+  for (const auto& c : run.loaded.calls) {
+    const auto* turn = workloads::turn_record(c);
+    if (turn == nullptr) {
       continue;
     }
     ++turns;
-    EXPECT_EQ(sqlite3_column_int(st, 2), c.turn->conversations) << c.seq;
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
+    EXPECT_EQ(sqlite3_column_int(st, 2), turn->conversations) << c.seq;
     EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 3)),
-              std::string(c.turn->reuse ? "on" : "off"))
+              std::string(turn->reuse ? "on" : "off"))
         << c.seq;
-    if (c.turn->history_tokens) {
-      EXPECT_EQ(sqlite3_column_int(st, 1), *c.turn->history_tokens) << c.seq;
+    if (turn->history_tokens) {
+      EXPECT_EQ(sqlite3_column_int(st, 1), *turn->history_tokens) << c.seq;
     } else {
       EXPECT_EQ(sqlite3_column_type(st, 1), SQLITE_NULL) << c.seq;
     }
   }
+  EXPECT_EQ(sqlite3_step(st), SQLITE_DONE) << "a row for each turn, none for another call";
   sqlite3_finalize(st);
   sqlite3_close(raw);
-  EXPECT_EQ(i, run.loaded.calls.size());
   EXPECT_GT(turns, 0);
   std::filesystem::remove(path);
 }
 
-// A history of version 4 (its calls table without a trace replay's columns) is migrated by
-// adding them, filled from each call's whole record; the trace run's file need not be there.
-TEST(SqliteHistory, Version4GainsTheTraceColumnsFilledFromTheRecords) {
-  const auto path = fresh_history("sqlite", "version-4");
+// A history of version 4 had no trace replay's columns: migrated, the trace's table holds a row
+// for each replayed request, filled from each call's whole record; the run's files need not be
+// there.
+TEST(SqliteHistory, Version4GainsTheTraceTableFilledFromTheRecords) {
   const std::string run_dir = std::string(KVBENCH_TEST_DATA) + "/runs/trace-tiny";
-  auto run = session::load_run_inputs(run_dir);
-  const auto values =
-      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
-  History::open(path, Access::write)->add(session_of(run, "", values));
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-  const auto exec = [&](const std::string& sql) {
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << err;
-    sqlite3_free(err);
-  };
-  for (const char* c : {"trace_index", "trace_due_ms", "trace_sent_ms", "predicted_infinite_tokens",
-                        "predicted_tokens", "loss", "mismatch"}) {
-    exec(std::string("ALTER TABLE calls DROP COLUMN ") + c);
-  }
-  exec("UPDATE meta SET value = '4'");
-  sqlite3_close(raw);
-  EXPECT_THROW(History::open(path, Access::read), InputError) << "version 4 must be migrated";
+  const auto path =
+      older_history("version-4", run_dir, "DROP TABLE calls_trace; UPDATE meta SET value = '4'");
   {
     const auto db = History::open(path, Access::write);
     EXPECT_EQ(db->migrated_from(), 4);
     EXPECT_EQ(db->schema_version(), kSchemaVersion);
   }
+  const auto run = session::load_run_inputs(run_dir);
+  sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(
-      sqlite3_prepare_v2(raw, "SELECT seq, trace_index, predicted_tokens FROM calls ORDER BY seq",
-                         -1, &st, nullptr),
-      SQLITE_OK);
+  ASSERT_EQ(sqlite3_prepare_v2(raw,
+                               "SELECT seq, trace_index, predicted_tokens FROM calls_trace "
+                               "ORDER BY seq",
+                               -1, &st, nullptr),
+            SQLITE_OK);
   int replayed = 0;
-  std::size_t i = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    ASSERT_LT(i, run.loaded.calls.size());
-    const auto& c = run.loaded.calls[i++];
-    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
-    if (!c.replay) {
-      EXPECT_EQ(sqlite3_column_type(st, 1), SQLITE_NULL) << c.seq;
+  for (const auto& c : run.loaded.calls) {
+    const auto* replay = workloads::replay_record(c);
+    if (replay == nullptr) {
       continue;
     }
     ++replayed;
-    EXPECT_EQ(sqlite3_column_int(st, 1), c.replay->index) << c.seq;
-    EXPECT_EQ(sqlite3_column_int(st, 2), *c.replay->predicted_tokens) << c.seq;
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    ASSERT_EQ(sqlite3_column_int(st, 0), c.seq);
+    EXPECT_EQ(sqlite3_column_int(st, 1), replay->index) << c.seq;
+    EXPECT_EQ(sqlite3_column_int(st, 2), *replay->predicted_tokens) << c.seq;
   }
+  EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
   sqlite3_finalize(st);
   sqlite3_close(raw);
   EXPECT_EQ(replayed, 30);

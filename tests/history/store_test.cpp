@@ -105,6 +105,30 @@ TEST_P(HistoryStore, TheCallsTableAnswersQueriesInSql) {
   EXPECT_LT(as_int(rows.front()[2]), as_int(rows.back()[2]));
 }
 
+// A workload's columns are in its own table, a row per call that carries its part, joined to its
+// call by session and seq; a prompt sweep's calls leave no row there.
+TEST_P(HistoryStore, AWorkloadsColumnsAreInItsOwnTable) {
+  auto run = session::load_run_inputs(kRuns + "conversation-tiny");
+  const auto values =
+      session::session_values(run.loaded.calls, run.scenario.gate, run.scenario.seed);
+  open_write()->add(session_of(run, "turns", values));
+  open_write()->add(recorded("r1"));
+  int turns = 0;
+  for (const auto& c : run.loaded.calls) {
+    turns += c.part.key() == "conversation" ? 1 : 0;
+  }
+  const auto db = open_read();
+  const auto rows = db->sql().query(
+      "SELECT COUNT(*), COUNT(DISTINCT t.session_id), SUM(t.turn), MIN(c.kind) FROM "
+      "calls_conversation t JOIN calls c ON c.session_id = t.session_id AND c.seq = t.seq");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(as_int(rows[0][0]), turns);
+  EXPECT_EQ(as_int(rows[0][1]), 1) << "the sweep's session has no turn";
+  EXPECT_GT(as_int(rows[0][2]), turns) << "turns after the first";
+  EXPECT_EQ(as_text(rows[0][3]), "timed");
+  EXPECT_GT(turns, 0);
+}
+
 TEST_P(HistoryStore, RecentKeepsTheLastSessionsOfOneScenarioAndHostClass) {
   const auto db = open_write();
   for (int i = 0; i < 5; ++i) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/process/ports.h"
+#include "harness/workloads/conversation/record.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/ollama_fixture_server.h"
 
@@ -47,24 +48,28 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
   const auto calls = read_calls(run_dir);
   std::map<bool, std::vector<CallRecord>> by_mode;
   for (const auto& c : calls) {
-    if (c.turn) {
+    if (workloads::turn_record(c)) {
       ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
-      by_mode[c.turn->reuse].push_back(c);
+      by_mode[workloads::turn_record(c)->reuse].push_back(c);
     }
   }
   ASSERT_EQ(by_mode[true].size(), 8U);
   ASSERT_EQ(by_mode[false].size(), 8U);
   for (const auto& c : by_mode[true]) {
-    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
-    EXPECT_FALSE(c.turn->answer.empty()) << c.seq;
-    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "turn " << c.turn->turn;
-    EXPECT_FALSE(turn_flagged(c, "history_lost")) << "turn " << c.turn->turn;
-    if (c.turn->turn > 1) {
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && workloads::turn_record(c)->history_tokens)
+        << c.seq;
+    EXPECT_FALSE(workloads::turn_record(c)->answer.empty()) << c.seq;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "turn " << workloads::turn_record(c)->turn;
+    EXPECT_FALSE(turn_flagged(c, "history_lost")) << "turn " << workloads::turn_record(c)->turn;
+    if (workloads::turn_record(c)->turn > 1) {
       // Everything up to the end of the previous answer, as the template renders it.
-      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << "turn " << c.turn->turn;
-      const auto& before = by_mode[true][static_cast<std::size_t>(c.turn->turn - 2)];
-      EXPECT_GT(*c.turn->history_tokens, *before.prompt_tokens_counted);
-      EXPECT_EQ(c.turn->history_basis, GetParam() == "llama-server" ? "ids" : "count");
+      EXPECT_EQ(*c.server.cache_n, *workloads::turn_record(c)->history_tokens)
+          << "turn " << workloads::turn_record(c)->turn;
+      const auto& before =
+          by_mode[true][static_cast<std::size_t>(workloads::turn_record(c)->turn - 2)];
+      EXPECT_GT(*workloads::turn_record(c)->history_tokens, *before.prompt_tokens_counted);
+      EXPECT_EQ(workloads::turn_record(c)->history_basis,
+                GetParam() == "llama-server" ? "ids" : "count");
     }
   }
   // Reuse off: a fresh first line every turn, and cache_prompt false where the endpoint honours
@@ -73,15 +78,16 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
   int last_prompt_n = 0;
   for (const auto& c : by_mode[false]) {
     ASSERT_TRUE(c.server.cache_n && c.server.prompt_n && c.expected_cache_n) << c.seq;
-    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "reuse off: turn " << c.turn->turn;
+    EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n)
+        << "reuse off: turn " << workloads::turn_record(c)->turn;
     if (switch_honoured) {
-      EXPECT_EQ(*c.server.cache_n, 0) << "reuse off: turn " << c.turn->turn;
+      EXPECT_EQ(*c.server.cache_n, 0) << "reuse off: turn " << workloads::turn_record(c)->turn;
     } else {
-      EXPECT_LT(*c.server.cache_n, 300) << "reuse off: turn " << c.turn->turn;
+      EXPECT_LT(*c.server.cache_n, 300) << "reuse off: turn " << workloads::turn_record(c)->turn;
     }
     const int read = *c.server.prompt_n + *c.server.cache_n;
     EXPECT_GT(read, last_prompt_n) << "the whole, growing history is sent";
-    EXPECT_EQ(c.turn->history_tokens, 0);
+    EXPECT_EQ(workloads::turn_record(c)->history_tokens, 0);
     last_prompt_n = read;
   }
   if (switch_honoured) {
@@ -92,7 +98,7 @@ TEST_P(Conversation, EveryTurnReusesExactlyItsHistoryAndReuseOffReadsEverything)
     double last = 0;
     for (const auto& c : by_mode[false]) {
       ASSERT_TRUE(c.server.prompt_ms) << c.seq;
-      (c.turn->turn <= 4 ? first : last) += *c.server.prompt_ms;
+      (workloads::turn_record(c)->turn <= 4 ? first : last) += *c.server.prompt_ms;
     }
     std::cout << "reuse off, server prompt time: turns 1-4 " << first << " ms, turns 5-8 " << last
               << " ms\n";
@@ -126,15 +132,17 @@ TEST(ConversationSlots, FourConversationsOverTwoSlotsLoseTheirHistoryWithoutTheH
   const auto run_dir = only_run_dir(dir / "runs");
   int lost = 0;
   for (const auto& c : read_calls(run_dir)) {
-    if (!c.turn || c.turn->turn == 1) {
+    if (!workloads::turn_record(c) || workloads::turn_record(c)->turn == 1) {
       continue;
     }
-    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens) << c.seq;
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && workloads::turn_record(c)->history_tokens)
+        << c.seq;
     EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << c.seq;
-    if (c.turn->conversations == 2) {
-      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens) << "a slot each: " << c.seq;
+    if (workloads::turn_record(c)->conversations == 2) {
+      EXPECT_EQ(*c.server.cache_n, *workloads::turn_record(c)->history_tokens)
+          << "a slot each: " << c.seq;
     } else {
-      EXPECT_LT(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
+      EXPECT_LT(*c.server.cache_n, *workloads::turn_record(c)->history_tokens) << c.seq;
       EXPECT_GT(*c.server.cache_n, 200) << "the shared system prompt is still reused";
       EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
       ++lost;
@@ -169,13 +177,14 @@ TEST(ConversationSlots, TheHostPromptCacheOnAndOffAsVariantsOfOneRun) {
   std::map<std::string, int> restored;
   std::map<std::string, int> lost;
   for (const auto& c : read_calls(run_dir)) {
-    if (!c.turn || c.turn->turn == 1) {
+    if (!workloads::turn_record(c) || workloads::turn_record(c)->turn == 1) {
       continue;
     }
     SCOPED_TRACE(fmt::format("{} seq {}", c.variant, c.seq));
-    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens);
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n &&
+                workloads::turn_record(c)->history_tokens);
     if (turn_flagged(c, "history_restored")) {
-      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens);
+      EXPECT_EQ(*c.server.cache_n, *workloads::turn_record(c)->history_tokens);
       ++restored[c.variant];
     } else {
       EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n);
@@ -217,22 +226,24 @@ TEST_P(ConversationAtOnce, TwoConversationsOverlapAndEveryTurnReusesItsHistory) 
   const auto run_dir = only_run_dir(dir / "runs");
   std::vector<CallRecord> turns;
   for (const auto& c : read_calls(run_dir)) {
-    if (c.turn) {
+    if (workloads::turn_record(c)) {
       turns.push_back(c);
     }
   }
   ASSERT_EQ(turns.size(), 10U);
   int both = 0;
   for (const auto& c : turns) {
-    SCOPED_TRACE(fmt::format("conversation {} turn {}", c.turn->conversation, c.turn->turn));
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", workloads::turn_record(c)->conversation,
+                             workloads::turn_record(c)->turn));
     ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.error;
-    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.turn->history_tokens);
-    ASSERT_TRUE(c.in_flight && c.stream && c.turn->wait_ms);
+    ASSERT_TRUE(c.server.cache_n && c.expected_cache_n &&
+                workloads::turn_record(c)->history_tokens);
+    ASSERT_TRUE(c.in_flight && c.stream && workloads::turn_record(c)->wait_ms);
     both += *c.in_flight == 2 ? 1 : 0;
-    EXPECT_FALSE(c.turn->answer.empty());
+    EXPECT_FALSE(workloads::turn_record(c)->answer.empty());
     EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n);
-    if (c.turn->turn > 1) {
-      EXPECT_EQ(*c.server.cache_n, *c.turn->history_tokens);
+    if (workloads::turn_record(c)->turn > 1) {
+      EXPECT_EQ(*c.server.cache_n, *workloads::turn_record(c)->history_tokens);
     }
     EXPECT_FALSE(turn_flagged(c, "history_lost"));
   }
@@ -240,8 +251,9 @@ TEST_P(ConversationAtOnce, TwoConversationsOverlapAndEveryTurnReusesItsHistory) 
   int overlaps = 0;
   for (const auto& a : turns) {
     for (const auto& b : turns) {
-      if (a.turn->conversation != b.turn->conversation && a.client.e2e_ms &&
-          b.t_start_s > a.t_start_s && b.t_start_s < a.t_start_s + *a.client.e2e_ms / 1000) {
+      if (workloads::turn_record(a)->conversation != workloads::turn_record(b)->conversation &&
+          a.client.e2e_ms && b.t_start_s > a.t_start_s &&
+          b.t_start_s < a.t_start_s + *a.client.e2e_ms / 1000) {
         ++overlaps;
       }
     }
@@ -279,7 +291,7 @@ TEST(ConversationAtOnceSlots, FourOverTwoSlotsWaitForTheirSlotAndTheProofHolds) 
   int lost = 0;
   int turns = 0;
   for (const auto& c : read_calls(run_dir)) {
-    if (!c.turn) {
+    if (!workloads::turn_record(c)) {
       continue;
     }
     ++turns;
@@ -288,7 +300,7 @@ TEST(ConversationAtOnceSlots, FourOverTwoSlotsWaitForTheirSlotAndTheProofHolds) 
     ASSERT_TRUE(c.server.cache_n && c.expected_cache_n && c.in_flight);
     EXPECT_LE(*c.in_flight, 2) << "no more turns in flight than slots";
     EXPECT_EQ(*c.server.cache_n, *c.expected_cache_n) << "the proof holds";
-    if (c.turn->turn > 1 && turn_flagged(c, "history_lost")) {
+    if (workloads::turn_record(c)->turn > 1 && turn_flagged(c, "history_lost")) {
       ++lost;
     }
   }
@@ -313,28 +325,32 @@ TEST(ConversationOllama, ApiChatKeepsOneConversationAndLosesTwoOverOneSlot) {
   int kept = 0;
   int lost = 0;
   for (const auto& c : read_calls(run_dir)) {
-    if (!c.turn) {
+    if (!workloads::turn_record(c)) {
       continue;
     }
     ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
-    EXPECT_FALSE(c.turn->answer.empty()) << "the answer comes from message.content";
-    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total && c.turn->history_tokens) << c.seq;
+    EXPECT_FALSE(workloads::turn_record(c)->answer.empty())
+        << "the answer comes from message.content";
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total &&
+                workloads::turn_record(c)->history_tokens)
+        << c.seq;
     EXPECT_FALSE(c.expected_cache_n) << "no ids: no exact prediction";
-    if (!c.turn->reuse || c.turn->turn == 1) {
-      EXPECT_EQ(*c.turn->history_tokens, 0);
+    if (!workloads::turn_record(c)->reuse || workloads::turn_record(c)->turn == 1) {
+      EXPECT_EQ(*workloads::turn_record(c)->history_tokens, 0);
       // At most the shared system prompt (256 tokens and its framing): never the conversation's
       // own first line or what follows it.
       EXPECT_LE(*c.server.cache_n, 300) << c.seq;
       EXPECT_LT(*c.server.cache_n, *c.server.prompt_total - 40) << c.seq;
       continue;
     }
-    EXPECT_EQ(c.turn->history_basis, "reported");
-    if (c.turn->conversations == 1) {
-      EXPECT_GT(*c.server.cache_n, *c.turn->history_tokens) << "the answer is cached too";
+    EXPECT_EQ(workloads::turn_record(c)->history_basis, "reported");
+    if (workloads::turn_record(c)->conversations == 1) {
+      EXPECT_GT(*c.server.cache_n, *workloads::turn_record(c)->history_tokens)
+          << "the answer is cached too";
       EXPECT_FALSE(turn_flagged(c, "history_lost")) << c.seq;
       ++kept;
     } else {
-      EXPECT_LT(*c.server.cache_n, *c.turn->history_tokens) << c.seq;
+      EXPECT_LT(*c.server.cache_n, *workloads::turn_record(c)->history_tokens) << c.seq;
       EXPECT_TRUE(turn_flagged(c, "history_lost")) << c.seq;
       ++lost;
     }
@@ -371,14 +387,16 @@ TEST(ConversationHosted, MessagesApiReadsThePreviousTurnFromItsBreakpoint) {
   int prompt_before = 0;
   int turns = 0;
   for (const auto& c : calls) {
-    if (!c.turn) {
+    if (!workloads::turn_record(c)) {
       continue;
     }
     ++turns;
     ASSERT_EQ(c.outcome, kvbench::Outcome::ok) << c.seq << ": " << c.error;
-    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total && c.turn->history_tokens) << c.seq;
-    if (c.turn->turn > 1) {
-      EXPECT_EQ(*c.turn->history_tokens, prompt_before);
+    ASSERT_TRUE(c.server.cache_n && c.server.prompt_total &&
+                workloads::turn_record(c)->history_tokens)
+        << c.seq;
+    if (workloads::turn_record(c)->turn > 1) {
+      EXPECT_EQ(*workloads::turn_record(c)->history_tokens, prompt_before);
       EXPECT_EQ(*c.server.cache_n, prompt_before) << "the previous turn's breakpoint, read";
       EXPECT_TRUE(c.flags.empty()) << c.seq;
     } else {

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "harness/workloads/trace/record.h"
 #include "tests/integration/harness.h"
 
 namespace kvbench::itest {
@@ -46,26 +47,30 @@ Replayed replay(const std::string& name, int slots, const std::string& args,
   out.run_dir = run_dir;
   out.summary = read_json(run_dir / "summary.json");
   for (const auto& c : read_calls(run_dir)) {
-    if (!c.replay) {
+    if (!workloads::replay_record(c)) {
       continue;
     }
     ++out.requests;
-    EXPECT_EQ(c.outcome, Outcome::ok) << c.replay->index << ": " << c.error;
-    EXPECT_TRUE(c.replay->sent_ms) << c.replay->index;
-    if (!c.server.cache_n || !c.replay->predicted_tokens) {
+    EXPECT_EQ(c.outcome, Outcome::ok) << workloads::replay_record(c)->index << ": " << c.error;
+    EXPECT_TRUE(workloads::replay_record(c)->sent_ms) << workloads::replay_record(c)->index;
+    if (!c.server.cache_n || !workloads::replay_record(c)->predicted_tokens) {
       continue;
     }
     ++out.predicted;
     const int reused = *c.server.cache_n;
-    const int predicted = *c.replay->predicted_tokens;
+    const int predicted = *workloads::replay_record(c)->predicted_tokens;
     out.equal += reused == predicted ? 1 : 0;
     // Every gap carries its class, and only a gap does.
-    EXPECT_EQ(c.replay->mismatch.empty(), reused == predicted) << c.replay->index;
-    if (!c.replay->loss.empty()) {
-      EXPECT_LT(predicted - c.replay->lead_tokens, c.replay->infinite_tokens) << c.replay->index;
+    EXPECT_EQ(workloads::replay_record(c)->mismatch.empty(), reused == predicted)
+        << workloads::replay_record(c)->index;
+    if (!workloads::replay_record(c)->loss.empty()) {
+      EXPECT_LT(predicted - workloads::replay_record(c)->lead_tokens,
+                workloads::replay_record(c)->infinite_tokens)
+          << workloads::replay_record(c)->index;
       // One slot and no host cache: nowhere else to hold a prefix, so every loss is capacity.
       if (slots == 1 && args.find("--cache-ram") != std::string::npos) {
-        EXPECT_EQ(c.replay->loss, "capacity") << c.replay->index;
+        EXPECT_EQ(workloads::replay_record(c)->loss, "capacity")
+            << workloads::replay_record(c)->index;
       }
     }
   }
@@ -136,11 +141,12 @@ TEST(TraceReplay, TextKindsReadAsPlannedAndArePredicted) {
     EXPECT_GE(r.equal, 0.95 * r.predicted) << kind << ": " << r.equal << " of " << r.predicted;
     int lead = -1;
     for (const auto& c : read_calls(r.run_dir)) {
-      if (c.replay) {
-        EXPECT_EQ(c.replay->materialized, std::optional<bool>(true)) << c.replay->index;
-        EXPECT_GT(c.replay->lead_tokens, 0) << kind;
-        EXPECT_TRUE(lead < 0 || lead == c.replay->lead_tokens) << kind;
-        lead = c.replay->lead_tokens;
+      if (workloads::replay_record(c)) {
+        EXPECT_EQ(workloads::replay_record(c)->materialized, std::optional<bool>(true))
+            << workloads::replay_record(c)->index;
+        EXPECT_GT(workloads::replay_record(c)->lead_tokens, 0) << kind;
+        EXPECT_TRUE(lead < 0 || lead == workloads::replay_record(c)->lead_tokens) << kind;
+        lead = workloads::replay_record(c)->lead_tokens;
       }
     }
     expect_trace_summary(r.summary, r.requests, 1);

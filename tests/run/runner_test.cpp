@@ -19,8 +19,9 @@
 #include "harness/precision/precision.h"
 #include "harness/results/results.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/conversation/record.h"
 #include "harness/workloads/conversation/report.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 #include "tests/support/fake_server.h"
 #include "tests/support/scripted_transport.h"
 
@@ -576,8 +577,9 @@ constexpr auto kConversation = R"({
 
 // Turns that failed.
 int failed_turns(const std::vector<CallRecord>& rs) {
-  return static_cast<int>(
-      std::count_if(rs.begin(), rs.end(), [](const CallRecord& r) { return r.turn && !r.ok(); }));
+  return static_cast<int>(std::count_if(rs.begin(), rs.end(), [](const CallRecord& r) {
+    return workloads::turn_record(r) && !r.ok();
+  }));
 }
 
 // No turn sent back an empty answer (a failed turn's): the history skips what failed.
@@ -593,7 +595,8 @@ void expect_no_empty_answer_sent(const FakeScript& script) {
 std::vector<CallRecord> turns_of(const std::vector<CallRecord>& rs, int level, bool reuse) {
   std::vector<CallRecord> out;
   for (const auto& r : rs) {
-    if (r.turn && r.turn->conversations == level && r.turn->reuse == reuse) {
+    if (workloads::turn_record(r) && workloads::turn_record(r)->conversations == level &&
+        workloads::turn_record(r)->reuse == reuse) {
       out.push_back(r);
     }
   }
@@ -610,22 +613,26 @@ TEST(RunnerConversation, EachTurnReusesItsHistoryExactlyAsPredicted) {
   for (const auto& r : one) {
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_EQ(r.nonce, one[0].nonce) << "one first line for the whole conversation";
-    EXPECT_FALSE(r.turn->answer.empty());
-    ASSERT_TRUE(r.turn->history_tokens && r.expected_cache_n && r.server.cache_n);
-    if (r.turn->turn == 1) {
-      EXPECT_EQ(*r.turn->history_tokens, 0);
+    EXPECT_FALSE(workloads::turn_record(r)->answer.empty());
+    ASSERT_TRUE(workloads::turn_record(r)->history_tokens && r.expected_cache_n &&
+                r.server.cache_n);
+    if (workloads::turn_record(r)->turn == 1) {
+      EXPECT_EQ(*workloads::turn_record(r)->history_tokens, 0);
       continue;
     }
     // Its history: everything through the previous answer, which the fake's slot holds less its
     // last token; the slot is its own, so both predictions agree with the server.
-    EXPECT_EQ(r.turn->history_basis, "ids");
-    EXPECT_GT(*r.turn->history_tokens,
-              *one[static_cast<std::size_t>(r.turn->turn - 2)].prompt_tokens_counted);
-    EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens) << "turn " << r.turn->turn;
-    EXPECT_EQ(*r.expected_cache_n, *r.turn->history_tokens);
+    EXPECT_EQ(workloads::turn_record(r)->history_basis, "ids");
+    EXPECT_GT(
+        *workloads::turn_record(r)->history_tokens,
+        *one[static_cast<std::size_t>(workloads::turn_record(r)->turn - 2)].prompt_tokens_counted);
+    EXPECT_EQ(*r.server.cache_n, *workloads::turn_record(r)->history_tokens)
+        << "turn " << workloads::turn_record(r)->turn;
+    EXPECT_EQ(*r.expected_cache_n, *workloads::turn_record(r)->history_tokens);
     EXPECT_TRUE(r.flags.empty()) << fmt::format("{}", fmt::join(r.flags, ","));
-    EXPECT_GT(*r.prompt_tokens_counted,
-              *one[static_cast<std::size_t>(r.turn->turn - 2)].prompt_tokens_counted);
+    EXPECT_GT(
+        *r.prompt_tokens_counted,
+        *one[static_cast<std::size_t>(workloads::turn_record(r)->turn - 2)].prompt_tokens_counted);
   }
 }
 
@@ -637,17 +644,19 @@ TEST(RunnerConversation, ThreeConversationsOnOneSlotLoseTheirHistoryAndAreFlagge
   ASSERT_EQ(three.size(), 12U);
   // Round-robin: conversation k's turn t comes after every conversation's turn t - 1.
   for (std::size_t i = 0; i < three.size(); ++i) {
-    EXPECT_EQ(three[i].turn->turn, static_cast<int>(i / 3) + 1);
-    EXPECT_EQ(three[i].turn->conversation, three[i % 3].turn->conversation);
+    EXPECT_EQ(workloads::turn_record(three[i])->turn, static_cast<int>(i / 3) + 1);
+    EXPECT_EQ(workloads::turn_record(three[i])->conversation,
+              workloads::turn_record(three[i % 3])->conversation);
   }
   for (const auto& r : three) {
-    if (r.turn->turn == 1) {
+    if (workloads::turn_record(r)->turn == 1) {
       continue;
     }
-    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n && r.turn->history_tokens);
+    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n &&
+                workloads::turn_record(r)->history_tokens);
     // The slot last held another conversation: only the shared system prompt is in common.
     EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds: what the slot held";
-    EXPECT_LT(*r.server.cache_n, *r.turn->history_tokens);
+    EXPECT_LT(*r.server.cache_n, *workloads::turn_record(r)->history_tokens);
     EXPECT_GT(*r.server.cache_n, 0) << "the system prompt is shared";
     EXPECT_THAT(r.flags, ::testing::Contains("history_lost"));
   }
@@ -664,7 +673,7 @@ TEST(RunnerConversation, ReuseOffSendsAFreshFirstLineAndNoCachePromptEveryTurn) 
     lines.insert(r.nonce);
     EXPECT_EQ(r.server.cache_n, 0);
     EXPECT_EQ(r.expected_cache_n, 0);
-    EXPECT_EQ(r.turn->history_tokens, 0);
+    EXPECT_EQ(workloads::turn_record(r)->history_tokens, 0);
     EXPECT_TRUE(r.flags.empty());
   }
   EXPECT_EQ(lines.size(), 4U) << "a fresh first line every turn";
@@ -731,34 +740,35 @@ TEST(RunnerConversation, AResumedConversationContinuesFromItsRecordedAnswers) {
   // Every resumed turn sent its conversation's recorded first line and answers, in order.
   std::map<std::pair<int, int>, std::vector<const CallRecord*>> by_conversation;
   for (const auto& r : all) {
-    if (r.turn) {
-      by_conversation[{r.block, r.turn->conversation}].push_back(&r);
+    if (workloads::turn_record(r)) {
+      by_conversation[{r.block, workloads::turn_record(r)->conversation}].push_back(&r);
     }
   }
   std::size_t sent = before;
   int rebuilt = 0;
   for (std::size_t i = 12; i < all.size(); ++i, ++sent) {
     const CallRecord& r = all[i];
-    ASSERT_TRUE(r.turn && sent < b.script.messages.size());
+    ASSERT_TRUE(workloads::turn_record(r) && sent < b.script.messages.size());
     const auto& messages = b.script.messages[sent];
-    const auto& earlier = by_conversation[{r.block, r.turn->conversation}];
+    const auto& earlier = by_conversation[{r.block, workloads::turn_record(r)->conversation}];
     std::vector<std::string> answers;
     for (const auto& m : messages) {
       if (m.role == "assistant") {
         answers.push_back(m.content);
       }
     }
-    ASSERT_EQ(answers.size(), static_cast<std::size_t>(r.turn->turn - 1)) << "seq " << r.seq;
-    for (int k = 0; k + 1 < r.turn->turn; ++k) {
+    ASSERT_EQ(answers.size(), static_cast<std::size_t>(workloads::turn_record(r)->turn - 1))
+        << "seq " << r.seq;
+    for (int k = 0; k + 1 < workloads::turn_record(r)->turn; ++k) {
       EXPECT_EQ(answers[static_cast<std::size_t>(k)],
-                earlier[static_cast<std::size_t>(k)]->turn->answer)
+                workloads::turn_record(*earlier[static_cast<std::size_t>(k)])->answer)
           << "seq " << r.seq << ": the answer of turn " << k + 1;
     }
-    if (r.turn->reuse) {
+    if (workloads::turn_record(r)->reuse) {
       EXPECT_EQ(messages[1].content.substr(0, earlier[0]->nonce.size()), earlier[0]->nonce)
           << "seq " << r.seq << ": the conversation's own first line";
     }
-    rebuilt += r.turn->turn > 1 && earlier[0]->seq < all[12].seq ? 1 : 0;
+    rebuilt += workloads::turn_record(r)->turn > 1 && earlier[0]->seq < all[12].seq ? 1 : 0;
   }
   EXPECT_GT(rebuilt, 0) << "some conversation was cut mid-way and rebuilt";
 }
@@ -810,23 +820,30 @@ TEST(RunnerConversationAtOnce, TwoConversationsOverTwoSlotsRunAtOnceAndReuseExac
   int both = 0;
   std::map<int, int> last_turn;
   for (const auto& r : rs) {
-    if (!r.turn) {
+    if (!workloads::turn_record(r)) {
       continue;
     }
-    SCOPED_TRACE(fmt::format("conversation {} turn {}", r.turn->conversation, r.turn->turn));
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", workloads::turn_record(r)->conversation,
+                             workloads::turn_record(r)->turn));
     ASSERT_TRUE(r.ok()) << r.error;
-    ASSERT_TRUE(r.stream && r.in_flight && r.turn->wait_ms);
-    EXPECT_EQ(*r.stream, r.turn->slot.value_or(-1)) << "one stream per conversation, its slot";
+    ASSERT_TRUE(r.stream && r.in_flight && workloads::turn_record(r)->wait_ms);
+    EXPECT_EQ(*r.stream, workloads::turn_record(r)->slot.value_or(-1))
+        << "one stream per conversation, its slot";
     EXPECT_LE(*r.in_flight, 2);
-    EXPECT_GE(*r.turn->wait_ms, 0.0);
+    EXPECT_GE(*workloads::turn_record(r)->wait_ms, 0.0);
     both += *r.in_flight == 2 ? 1 : 0;
-    EXPECT_EQ(r.turn->turn, last_turn[r.turn->conversation] + 1) << "its turns in order";
-    last_turn[r.turn->conversation] = r.turn->turn;
-    EXPECT_FALSE(r.turn->answer.empty()) << "the streamed answer joins the conversation";
-    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n && r.turn->history_tokens);
+    EXPECT_EQ(workloads::turn_record(r)->turn,
+              last_turn[workloads::turn_record(r)->conversation] + 1)
+        << "its turns in order";
+    last_turn[workloads::turn_record(r)->conversation] = workloads::turn_record(r)->turn;
+    EXPECT_FALSE(workloads::turn_record(r)->answer.empty())
+        << "the streamed answer joins the conversation";
+    ASSERT_TRUE(r.server.cache_n && r.expected_cache_n &&
+                workloads::turn_record(r)->history_tokens);
     EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds";
-    if (r.turn->turn > 1) {
-      EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens) << "its own slot kept its history";
+    if (workloads::turn_record(r)->turn > 1) {
+      EXPECT_EQ(*r.server.cache_n, *workloads::turn_record(r)->history_tokens)
+          << "its own slot kept its history";
     }
     EXPECT_TRUE(r.flags.empty()) << fmt::format("{}", fmt::join(r.flags, ","));
   }
@@ -841,23 +858,24 @@ TEST(RunnerConversationAtOnce, AConversationWaitsForItsSlotAndThatIsPredicted) {
   const auto rs = records_of(b.run(at_once(3)));
   ASSERT_EQ(rs.size(), 1U + 3 * 4);
   for (const auto& r : rs) {
-    if (!r.turn) {
+    if (!workloads::turn_record(r)) {
       continue;
     }
-    SCOPED_TRACE(fmt::format("conversation {} turn {}", r.turn->conversation, r.turn->turn));
+    SCOPED_TRACE(fmt::format("conversation {} turn {}", workloads::turn_record(r)->conversation,
+                             workloads::turn_record(r)->turn));
     ASSERT_TRUE(r.ok()) << r.error;
     ASSERT_TRUE(r.in_flight && r.server.cache_n && r.expected_cache_n);
     EXPECT_LE(*r.in_flight, 2) << "no more in flight than slots: the third waits for its slot";
     // The prediction is made when the slot is free: it holds whoever used it last.
     EXPECT_EQ(*r.server.cache_n, *r.expected_cache_n) << "the proof holds";
-    if (r.turn->turn == 1) {
+    if (workloads::turn_record(r)->turn == 1) {
       continue;
     }
-    if (r.turn->slot == 1) {  // conversation 1 has slot 1 to itself
-      EXPECT_EQ(*r.server.cache_n, *r.turn->history_tokens);
+    if (workloads::turn_record(r)->slot == 1) {  // conversation 1 has slot 1 to itself
+      EXPECT_EQ(*r.server.cache_n, *workloads::turn_record(r)->history_tokens);
       EXPECT_TRUE(r.flags.empty());
     } else {  // conversations 0 and 2 take slot 0 in turn
-      EXPECT_LT(*r.server.cache_n, *r.turn->history_tokens);
+      EXPECT_LT(*r.server.cache_n, *workloads::turn_record(r)->history_tokens);
       EXPECT_THAT(r.flags, ::testing::Contains("history_lost"));
     }
   }
@@ -871,19 +889,20 @@ TEST(RunnerConversationAtOnce, ThinkTimeSpacesEachConversationsTurns) {
   std::map<int, const CallRecord*> previous;
   int spaced = 0;
   for (const auto& r : rs) {
-    if (!r.turn) {
+    if (!workloads::turn_record(r)) {
       continue;
     }
     ASSERT_TRUE(r.ok()) << r.error;
-    const auto it = previous.find(r.turn->conversation);
+    const auto it = previous.find(workloads::turn_record(r)->conversation);
     if (it != previous.end()) {
       const CallRecord& p = *it->second;
       const double ended = p.t_start_s + *p.client.e2e_ms / 1000;
       EXPECT_GE(r.t_start_s - ended, 3.0 - 1e-6)
-          << "conversation " << r.turn->conversation << " turn " << r.turn->turn;
+          << "conversation " << workloads::turn_record(r)->conversation << " turn "
+          << workloads::turn_record(r)->turn;
       ++spaced;
     }
-    previous[r.turn->conversation] = &r;
+    previous[workloads::turn_record(r)->conversation] = &r;
   }
   EXPECT_EQ(spaced, 6);
 }
@@ -905,8 +924,9 @@ TEST(RunnerConversationAtOnce, AResumedSetSendsOnlyTheRestFromTheRecordedAnswers
   std::map<int, std::map<int, std::string>> answers;  // conversation, turn
   for (const auto& r : all) {
     seqs.insert(r.seq);
-    if (r.turn) {
-      answers[r.turn->conversation][r.turn->turn] = r.turn->answer;
+    if (workloads::turn_record(r)) {
+      answers[workloads::turn_record(r)->conversation][workloads::turn_record(r)->turn] =
+          workloads::turn_record(r)->answer;
     }
   }
   EXPECT_EQ(seqs.size(), 9U) << "every planned call once";

@@ -5,7 +5,7 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/suggest.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 
 namespace kvbench::scenario {
 namespace {

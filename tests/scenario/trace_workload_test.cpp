@@ -11,7 +11,7 @@
 
 #include "harness/core/error.h"
 #include "harness/scenario/scenario.h"
-#include "harness/workloads/workload.h"
+#include "harness/workloads/scenario_workload.h"
 
 namespace kvbench::scenario {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "harness/core/random.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/conversation/record.h"
 #include "harness/workloads/conversation/spec.h"
 #include "harness/workloads/conversation/turn.h"
 
@@ -67,13 +68,13 @@ std::string describe_part(const Turn& t, int prompt_tokens) {
 }
 
 void record_part(const Turn& t, CallRecord& r) {
-  CallRecord::Turn turn;
+  TurnRecord turn;
   turn.conversation = t.conversation;
   turn.set = t.set;
   turn.conversations = t.conversations;
   turn.turn = t.turn;
   turn.reuse = t.reuse;
-  r.turn = std::move(turn);
+  r.part = RecordPart::of(std::move(turn));
 }
 
 }  // namespace kvbench::workloads

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/stats/descriptive.h"
+#include "harness/workloads/conversation/record.h"
 #include "harness/workloads/conversation/report.h"
 
 namespace kvbench::report {
@@ -77,10 +78,11 @@ struct Tally {
 
 // Adds one call (a timed turn, ended) to the tally and to `out`'s counts.
 void tally_turn(const CallRecord& r, ConversationReport& out, Tally& tl) {
-  if (!r.turn || r.kind != CallKind::timed || r.outcome == Outcome::aborted) {
+  const auto* turn = workloads::turn_record(r);
+  if (turn == nullptr || r.kind != CallKind::timed || r.outcome == Outcome::aborted) {
     return;
   }
-  const auto& t = *r.turn;
+  const auto& t = *turn;
   TurnAcc& a = tl.acc[{turn_config(r), t.conversations, t.reuse, t.turn}];
   if (!r.ok()) {
     ++a.failed;

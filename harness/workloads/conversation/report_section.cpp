@@ -46,7 +46,8 @@ std::optional<report::Plot> turns_plot(const report::ConversationReport& r) {
 
 }  // namespace
 
-report::WorkloadSection report_section(const Conversation& w, const results::RunManifest& run,
+report::WorkloadSection report_section(const Conversation& w, const scenario::Scenario& /*s*/,
+                                       const results::RunManifest& run,
                                        const std::vector<CallRecord>& calls) {
   const report::ConversationReport r = report::conversation_report(w, run, calls);
   report::WorkloadSection out;

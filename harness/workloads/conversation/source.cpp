@@ -1,5 +1,7 @@
 #include "harness/workloads/conversation/source.h"
 
+#include <fmt/format.h>
+
 #include "harness/workloads/conversation/spec.h"
 
 namespace kvbench::run {
@@ -52,7 +54,8 @@ std::optional<Together> ConversationSource::together(const plan::Block& block,
          workloads::turn_of(block.calls[end])->set == workloads::turn_of(first)->set) {
     ++end;
   }
-  return Together{end, conv_.slots, true, {}};
+  const int at_once = workloads::turn_of(first)->conversations;
+  return Together{end, conv_.slots, true, {}, fmt::format("{} conversations at once", at_once)};
 }
 
 double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) const {
@@ -60,7 +63,11 @@ double ConversationSource::wait_s(const plan::PlannedCall& call, Nanos now) cons
 }
 
 void ConversationSource::waited(CallRecord& r, double ms) const {
-  (r.turn ? r.turn->wait_ms : r.queue_ms) = ms;
+  if (auto* turn = workloads::turn_record(r)) {
+    turn->wait_ms = ms;
+  } else {
+    r.queue_ms = ms;
+  }
 }
 
 void ConversationSource::expect(PreparedCall& p, std::optional<int> slot) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -53,15 +54,16 @@ std::pair<int, std::string> held_reuse(const std::vector<int>& ids, const HeldTo
 
 void ConversationTurns::restore(const std::vector<CallRecord>& recorded) {
   for (const auto& r : recorded) {
-    if (!r.turn || r.nonce.empty()) {
+    const TurnRecord* turn = turn_record(r);
+    if (turn == nullptr || r.nonce.empty()) {
       continue;
     }
-    const Key key{r.block, r.turn->conversation};
-    if (r.turn->turn == 1) {
+    const Key key{r.block, turn->conversation};
+    if (turn->turn == 1) {
       recorded_nonces_[key] = r.nonce;  // the first line stays, whether its answer came or not
     }
     if (r.ok()) {  // a failed turn left the history as it was
-      recorded_answers_[{key, r.turn->turn}] = r.turn->answer;
+      recorded_answers_[{key, turn->turn}] = turn->answer;
     }
   }
 }
@@ -115,7 +117,7 @@ void ConversationTurns::open_conversation(backend::Backend& be, const workloads:
 }
 
 void ConversationTurns::predict_history(const PreparedCall& p, const State& st,
-                                        const workloads::Turn& t, CallRecord::Turn& rt) {
+                                        const workloads::Turn& t, TurnRecord& rt) {
   if (p.ids.empty()) {
     // No token ids: the history is known only as the server counted the previous prompt, a
     // least the turn reuses when its history was kept (the answer after it may be cached too).
@@ -151,7 +153,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   State& st = states_[key];
   const auto caps = be.capabilities();
   const int slot = t.index % conv.slots;
-  CallRecord::Turn rt = *r.turn;  // its place in the conversation, from the plan (base)
+  TurnRecord rt = *turn_record(r);  // its place in the conversation, from the plan (base)
   if (caps.slot_pinning) {
     rt.slot = slot;
   }
@@ -197,7 +199,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
     const bool cut = http::interrupted();
     r.outcome = cut ? Outcome::aborted : Outcome::tokenize_error;
     r.error = cut ? std::string(http::kInterruptedError) : e.what();
-    r.turn = std::move(rt);
+    r.part = RecordPart::of(std::move(rt));
     return p;
   }
   p.ready = true;
@@ -213,7 +215,7 @@ PreparedCall ConversationTurns::prepare(const CallRecords& records, backend::Bac
   p.spec.slot = slot;
   p.spec.cache_prompt = t.reuse;
   predict_history(p, st, t, rt);
-  r.turn = std::move(rt);
+  r.part = RecordPart::of(std::move(rt));
   return p;  // its reuse is predicted by expect() just before it is sent
 }
 
@@ -233,8 +235,8 @@ void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& cap
     } else if (it->second) {
       r.expected_cache_n = p.cache_rule.apply(held_reuse(p.ids, it->second->held).first);
     }
-  } else if (t.turn > 1 && t.reuse && r.turn) {
-    r.expected_cache_n = r.turn->history_tokens;
+  } else if (t.turn > 1 && t.reuse && turn_record(std::as_const(r)) != nullptr) {
+    r.expected_cache_n = turn_record(std::as_const(r))->history_tokens;
   }
 }
 
@@ -254,8 +256,8 @@ double ConversationTurns::wait_s(const plan::PlannedCall& call, const plan::Bloc
 void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res) {
   const workloads::Turn& t = *workloads::turn_of(p.call);
   State& st = states_[{p.record.block, t.conversation}];
-  if (p.record.turn) {
-    p.record.turn->answer = res.text;
+  if (TurnRecord* turn = turn_record(p.record)) {
+    turn->answer = res.text;
   }
   st.answered = res.trace.done;
   st.answered_known = true;
@@ -284,17 +286,18 @@ void ConversationTurns::answered(PreparedCall& p, const backend::CallResult& res
 }
 
 void ConversationTurns::flag(CallRecord& r) {
-  if (!r.turn || !r.ok() || !r.server.cache_n) {
+  const TurnRecord* turn = turn_record(std::as_const(r));
+  if (turn == nullptr || !r.ok() || !r.server.cache_n) {
     return;
   }
   const int reused = *r.server.cache_n;
-  const auto& history = r.turn->history_tokens;
-  const int floor = r.turn->history_floor.value_or(history.value_or(0));
-  if (r.turn->reuse && r.turn->turn > 1 && history && reused < floor) {
+  const auto& history = turn->history_tokens;
+  const int floor = turn->history_floor.value_or(history.value_or(0));
+  if (turn->reuse && turn->turn > 1 && history && reused < floor) {
     r.flags.emplace_back("history_lost");
   }
   if (r.expected_cache_n && reused > *r.expected_cache_n) {
-    const bool within_history = r.turn->reuse && history && reused <= *history;
+    const bool within_history = turn->reuse && history && reused <= *history;
     if (within_history && reused >= floor && !has_flag(r, "history_restored")) {
       r.flags.emplace_back("history_restored");  // all of it came back from outside the slot
     } else if (!within_history) {

@@ -22,9 +22,13 @@
 #include "harness/plan/plan.h"
 #include "harness/run/call_records.h"
 #include "harness/scenario/scenario.h"
+#include "harness/workloads/conversation/record.h"
 #include "harness/workloads/conversation/turn.h"
 
 namespace kvbench::run {
+
+using workloads::turn_record;
+using workloads::TurnRecord;
 
 // What a server's cache holds after a call: the prompt's ids and what was generated after them.
 struct HeldTokens {
@@ -96,7 +100,7 @@ class ConversationTurns {
   // The turn's history_tokens (what it reuses had the server kept its conversation's history):
   // from token ids, or from the count the server reported for the previous prompt.
   static void predict_history(const PreparedCall& p, const State& st, const workloads::Turn& t,
-                              CallRecord::Turn& rt);
+                              workloads::TurnRecord& rt);
   const std::string& system_text(backend::Backend& be);
 
   const scenario::Scenario& s_;

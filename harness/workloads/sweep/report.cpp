@@ -6,7 +6,8 @@
 
 namespace kvbench::workloads {
 
-report::WorkloadSection report_section(const Sweep& /*w*/, const results::RunManifest& /*run*/,
+report::WorkloadSection report_section(const Sweep& /*w*/, const scenario::Scenario& /*s*/,
+                                       const results::RunManifest& /*run*/,
                                        const std::vector<CallRecord>& /*calls*/) {
   report::WorkloadSection out;
   out.key = Sweep::kName;

@@ -10,8 +10,9 @@
 namespace kvbench::report {
 
 using nlohmann::json;
+using workloads::replay_record;
 
-int reused_blocks(const CallRecord::Replay& r, long long tokens) {
+int reused_blocks(const workloads::ReplayRecord& r, long long tokens) {
   if (tokens >= r.input_tokens - 1 && tokens > 0) {
     return r.blocks;
   }
@@ -19,13 +20,13 @@ int reused_blocks(const CallRecord::Replay& r, long long tokens) {
 }
 
 std::optional<int> reported_reuse(const CallRecord& r) {
-  if (!r.replay || !r.ok() || !r.server.cache_n) {
+  if (replay_record(r) == nullptr || !r.ok() || !r.server.cache_n) {
     return std::nullopt;
   }
-  return std::max(0, *r.server.cache_n - r.replay->lead_tokens);
+  return std::max(0, *r.server.cache_n - replay_record(r)->lead_tokens);
 }
 
-std::optional<int> predicted_reuse(const CallRecord::Replay& t) {
+std::optional<int> predicted_reuse(const workloads::ReplayRecord& t) {
   if (!t.predicted_tokens) {
     return std::nullopt;
   }
@@ -33,10 +34,10 @@ std::optional<int> predicted_reuse(const CallRecord::Replay& t) {
 }
 
 std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind) {
-  if (!r.replay) {
+  if (replay_record(r) == nullptr) {
     return std::nullopt;
   }
-  const auto& t = *r.replay;
+  const auto& t = *replay_record(r);
   switch (kind) {
     case TraceReuseKind::infinite:
       return TraceReuse{t.infinite_tokens, t.infinite_blocks};
@@ -69,12 +70,12 @@ std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& call
       continue;
     }
     ++n;
-    tokens += c->replay->input_tokens;
+    tokens += replay_record(*c)->input_tokens;
     reused_tokens += u->tokens;
-    blocks += c->replay->blocks;
+    blocks += replay_record(*c)->blocks;
     reused += u->blocks;
-    if (c->replay->blocks > 0) {
-      shares += static_cast<double>(u->blocks) / c->replay->blocks;
+    if (replay_record(*c)->blocks > 0) {
+      shares += static_cast<double>(u->blocks) / replay_record(*c)->blocks;
       ++with_blocks;
     }
   }
@@ -93,10 +94,10 @@ json trace_text_json(const std::vector<const CallRecord*>& replayed) {
   int as_planned = 0;
   int lead = 0;
   for (const CallRecord* c : replayed) {
-    if (c->replay->materialized) {
+    if (replay_record(*c)->materialized) {
       ++sent;
-      as_planned += *c->replay->materialized ? 1 : 0;
-      lead = c->replay->lead_tokens;
+      as_planned += *replay_record(*c)->materialized ? 1 : 0;
+      lead = replay_record(*c)->lead_tokens;
     }
   }
   if (sent == 0) {
@@ -131,7 +132,7 @@ std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& repla
   PlotSeries s{"a request", {}, false, false, "circle", 1};
   double most = 0;
   for (const CallRecord* c : replayed) {
-    const auto predicted = predicted_reuse(*c->replay);
+    const auto predicted = predicted_reuse(*replay_record(*c));
     const auto reported = reported_reuse(*c);
     if (predicted && reported) {
       const auto x = static_cast<double>(*predicted);
@@ -146,6 +147,83 @@ std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& repla
   p.series.push_back(std::move(s));
   p.series.push_back({"reported = predicted", {{0, 0}, {most, most}}, true, true, "", 7});
   return p;
+}
+
+// The cache's capacity in the trace's blocks, and what it is: a managed llama-server's slots'
+// KV cells (its host cache, whose size in tokens is not known, aside), or an attached block
+// cache's pool; nullopt where neither is known.
+namespace {
+
+std::optional<std::pair<double, std::string>> capacity_in_blocks(const scenario::ServerSpec& server,
+                                                                 const workloads::TraceReplay& t,
+                                                                 const CallRecord& first) {
+  const double block = replay_record(first)->block_tokens;
+  if (server.managed()) {
+    const int slots = t.slots;
+    return std::pair{slots * first.num_ctx / block,
+                     fmt::format("the KV cells of {} slot{} of {} tokens, the host prompt cache "
+                                 "aside",
+                                 slots, slots == 1 ? "" : "s", first.num_ctx)};
+  }
+  if (t.capacity_blocks) {
+    const int step = server.cache_rule.step;
+    return std::pair{static_cast<double>(*t.capacity_blocks) * step / block,
+                     fmt::format("a pool of {} blocks of {} tokens", *t.capacity_blocks, step)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+json working_set_json(const scenario::ServerSpec& server, const workloads::TraceReplay& t,
+                      const std::vector<const CallRecord*>& replayed) {
+  std::vector<const CallRecord*> sent;
+  for (const CallRecord* c : replayed) {
+    if (c->block == replayed.front()->block && replay_record(*c)->working_set_blocks) {
+      sent.push_back(c);
+    }
+  }
+  if (sent.empty()) {
+    return nullptr;
+  }
+  const auto capacity = capacity_in_blocks(server, t, *sent.front());
+  json points = json::array();
+  const std::size_t n = std::min<std::size_t>(10, sent.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    const CallRecord& c = *sent[n == 1 ? 0 : k * (sent.size() - 1) / (n - 1)];
+    const auto blocks = *replay_record(c)->working_set_blocks;
+    points.push_back(
+        {{"index", replay_record(c)->index},
+         {"sent_ms", replay_record(c)->sent_ms ? json(*replay_record(c)->sent_ms) : json(nullptr)},
+         {"blocks", blocks},
+         {"of_capacity",
+          capacity ? json(static_cast<double>(blocks) / capacity->first) : json(nullptr)}});
+  }
+  return {{"capacity_blocks", capacity ? json(capacity->first) : json(nullptr)},
+          {"capacity", capacity ? json(capacity->second) : json(nullptr)},
+          {"points", points}};
+}
+
+void write_working_set(std::ostream& md, const json& w) {
+  if (w.is_null()) {
+    return;
+  }
+  md << "\nThe working set over time: the distinct blocks this replay had sent by each request";
+  if (w["capacity"].is_string()) {
+    md << fmt::format(", against the cache's capacity of {:.0f} blocks ({})",
+                      w["capacity_blocks"].get<double>(), w["capacity"].get<std::string>());
+  }
+  md << ":\n\n| request (trace index) | sent s | working set (blocks) | of the capacity |\n"
+        "|---:|---:|---:|---:|\n";
+  for (const auto& p : w["points"]) {
+    md << fmt::format(
+        "| {} | {} | {} | {} |\n", p["index"].get<int>(),
+        p["sent_ms"].is_null() ? std::string("-")
+                               : fmt::format("{:.1f}", p["sent_ms"].get<double>() / 1000),
+        p["blocks"].get<long long>(),
+        p["of_capacity"].is_null() ? std::string("-")
+                                   : fmt::format("{:.2f}", p["of_capacity"].get<double>()));
+  }
 }
 
 }  // namespace kvbench::report

@@ -14,7 +14,8 @@
 
 #include "harness/core/record.h"
 #include "harness/report/workload_section.h"
-#include "harness/results/manifest.h"
+#include "harness/scenario/scenario.h"
+#include "harness/workloads/trace/record.h"
 #include "harness/workloads/trace/spec.h"
 
 namespace kvbench::report {
@@ -28,14 +29,14 @@ struct TraceRates {
 
 // The blocks of a request that `tokens` reused: whole blocks, all of them when the reuse reached
 // the prompt's last token (which the server reads again). Pure.
-int reused_blocks(const CallRecord::Replay& r, long long tokens);
+int reused_blocks(const workloads::ReplayRecord& r, long long tokens);
 
 // The prompt's own tokens the server reported reused: its cache_n less the tokens it read before
 // the prompt (the chat template's start, Replay::lead_tokens); nullopt for an unanswered call or
 // one without a count.
 std::optional<int> reported_reuse(const CallRecord& r);
 // The prompt's own tokens the policy predicted reused (predicted_tokens less lead_tokens).
-std::optional<int> predicted_reuse(const CallRecord::Replay& t);
+std::optional<int> predicted_reuse(const workloads::ReplayRecord& t);
 
 // A request's reuse of one kind: tokens and whole blocks.
 struct TraceReuse {
@@ -51,18 +52,26 @@ std::optional<TraceReuse> trace_reuse(const CallRecord& r, TraceReuseKind kind);
 std::optional<TraceRates> trace_rates(const std::vector<const CallRecord*>& calls,
                                       TraceReuseKind kind);
 
-// Prompts sent as text (kinds that take no token ids): how many read as planned and the tokens
-// the server read before every prompt, {requests, read_as_planned, lead_tokens}; null where the
-// prompts were token ids. write_trace_text says it in a sentence (nothing for null).
 // Each replayed request's reported reuse against its predicted one (the server's cache_n, the
 // policy's prediction, lead tokens left out), with the line where they agree; nothing when no
 // request has both.
 std::optional<Plot> trace_reuse_plot(const std::vector<const CallRecord*>& replayed);
 
+// Prompts sent as text (kinds that take no token ids): how many read as planned and the tokens
+// the server read before every prompt, {requests, read_as_planned, lead_tokens}; null where the
+// prompts were token ids. write_trace_text says it in a sentence (nothing for null).
 nlohmann::json trace_text_json(const std::vector<const CallRecord*>& replayed);
 void write_trace_text(std::ostream& md, const nlohmann::json& text);
 
-WorkloadSection trace_section(const workloads::TraceReplay& spec, const results::RunManifest& run,
+// The distinct blocks sent by ten evenly spaced requests of the first block, against the cache's
+// capacity in blocks (a managed llama-server's slots' KV cells, or an attached block cache's
+// pool); null where the records do not carry it. write_working_set says it as a table.
+nlohmann::json working_set_json(const scenario::ServerSpec& server, const workloads::TraceReplay& t,
+                                const std::vector<const CallRecord*>& replayed);
+void write_working_set(std::ostream& md, const nlohmann::json& w);
+
+WorkloadSection trace_section(const workloads::TraceReplay& spec,
+                              const scenario::ServerSpec& server,
                               const std::vector<CallRecord>& calls);
 
 }  // namespace kvbench::report

@@ -12,6 +12,7 @@
 namespace kvbench::report {
 
 using nlohmann::json;
+using workloads::replay_record;
 
 namespace {
 
@@ -68,7 +69,7 @@ Gaps gaps_of(const std::vector<const CallRecord*>& calls) {
     }
   };
   for (const CallRecord* c : calls) {
-    const auto& t = *c->replay;
+    const auto& t = *replay_record(*c);
     if (!t.loss.empty()) {
       add(g.loss, t.loss, t.index);
     }
@@ -94,15 +95,15 @@ json gaps_json(const std::map<std::string, Gap>& m) {
 std::vector<double> slips_ms(const std::vector<const CallRecord*>& calls) {
   std::vector<double> out;
   for (const CallRecord* c : calls) {
-    if (c->replay->sent_ms) {
-      out.push_back(*c->replay->sent_ms - c->replay->due_ms);
+    if (replay_record(*c)->sent_ms) {
+      out.push_back(*replay_record(*c)->sent_ms - replay_record(*c)->due_ms);
     }
   }
   return out;
 }
 
 json request_json(const CallRecord& c) {
-  const auto& t = *c.replay;
+  const auto& t = *replay_record(c);
   const auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   return {{"index", t.index},
           {"block", c.block},
@@ -134,10 +135,10 @@ void write_ttft(std::ostream& out, const std::vector<const CallRecord*>& calls) 
       if (!n || !c->client.ttft_ms) {
         continue;
       }
-      const double share = static_cast<double>(*n) / c->replay->input_tokens;
+      const double share = static_cast<double>(*n) / replay_record(*c)->input_tokens;
       if (share >= edges[b] && share < edges[b + 1]) {
         reused.push_back(*n);
-        computed.push_back(c->replay->input_tokens - *n);
+        computed.push_back(replay_record(*c)->input_tokens - *n);
         ttft.push_back(*c->client.ttft_ms);
       }
     }
@@ -167,80 +168,6 @@ void write_gaps(std::ostream& out, const Gaps& g) {
   for (const auto& [cls, gap] : g.mismatch) {
     out << fmt::format("| reported against policy | {} | {} | {} |\n", cls, gap.count,
                        fmt::join(gap.first, ", "));
-  }
-}
-
-// The cache's capacity in the trace's blocks, and what it is: a managed llama-server's slots'
-// KV cells (its host cache, whose size in tokens is not known, aside), or an attached block
-// cache's pool; nullopt where neither is known.
-std::optional<std::pair<double, std::string>> capacity_in_blocks(const json& scenario,
-                                                                 const workloads::TraceReplay& t,
-                                                                 const CallRecord& first) {
-  const json server = scenario.value("server", json::object());
-  const double block = first.replay->block_tokens;
-  if (server.value("url", "").empty()) {
-    const int slots = t.slots;
-    return std::pair{slots * first.num_ctx / block,
-                     fmt::format("the KV cells of {} slot{} of {} tokens, the host prompt cache "
-                                 "aside",
-                                 slots, slots == 1 ? "" : "s", first.num_ctx)};
-  }
-  if (t.capacity_blocks) {
-    const int step = server.value("cache_rule", json::object()).value("step", 1);
-    return std::pair{static_cast<double>(*t.capacity_blocks) * step / block,
-                     fmt::format("a pool of {} blocks of {} tokens", *t.capacity_blocks, step)};
-  }
-  return std::nullopt;
-}
-
-// The distinct blocks sent by ten evenly spaced requests of the first block, against the cache.
-json working_set_json(const json& scenario, const workloads::TraceReplay& t,
-                      const std::vector<const CallRecord*>& replayed) {
-  std::vector<const CallRecord*> sent;
-  for (const CallRecord* c : replayed) {
-    if (c->block == replayed.front()->block && c->replay->working_set_blocks) {
-      sent.push_back(c);
-    }
-  }
-  if (sent.empty()) {
-    return nullptr;
-  }
-  const auto capacity = capacity_in_blocks(scenario, t, *sent.front());
-  json points = json::array();
-  const std::size_t n = std::min<std::size_t>(10, sent.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    const CallRecord& c = *sent[n == 1 ? 0 : k * (sent.size() - 1) / (n - 1)];
-    const auto blocks = *c.replay->working_set_blocks;
-    points.push_back({{"index", c.replay->index},
-                      {"sent_ms", c.replay->sent_ms ? json(*c.replay->sent_ms) : json(nullptr)},
-                      {"blocks", blocks},
-                      {"of_capacity", capacity ? json(static_cast<double>(blocks) / capacity->first)
-                                               : json(nullptr)}});
-  }
-  return {{"capacity_blocks", capacity ? json(capacity->first) : json(nullptr)},
-          {"capacity", capacity ? json(capacity->second) : json(nullptr)},
-          {"points", points}};
-}
-
-void write_working_set(std::ostream& md, const json& w) {
-  if (w.is_null()) {
-    return;
-  }
-  md << "\nThe working set over time: the distinct blocks this replay had sent by each request";
-  if (w["capacity"].is_string()) {
-    md << fmt::format(", against the cache's capacity of {:.0f} blocks ({})",
-                      w["capacity_blocks"].get<double>(), w["capacity"].get<std::string>());
-  }
-  md << ":\n\n| request (trace index) | sent s | working set (blocks) | of the capacity |\n"
-        "|---:|---:|---:|---:|\n";
-  for (const auto& p : w["points"]) {
-    md << fmt::format(
-        "| {} | {} | {} | {} |\n", p["index"].get<int>(),
-        p["sent_ms"].is_null() ? std::string("-")
-                               : fmt::format("{:.1f}", p["sent_ms"].get<double>() / 1000),
-        p["blocks"].get<long long>(),
-        p["of_capacity"].is_null() ? std::string("-")
-                                   : fmt::format("{:.2f}", p["of_capacity"].get<double>()));
   }
 }
 
@@ -291,8 +218,8 @@ std::string trace_markdown(const TraceFacts& f) {
       "\n## Trace replay\n\n{} ({}): {} requests replayed, blocks of {} tokens, "
       "timing {}, at most {} in flight, {} server slot{}.\n",
       t.file.empty() ? "?" : t.file, workloads::trace::format_name(t.format), f.replayed.size(),
-      f.replayed.front()->replay->block_tokens, t.closed ? "closed" : "schedule", t.concurrency,
-      t.slots, t.slots == 1 ? "" : "s");
+      replay_record(*f.replayed.front())->block_tokens, t.closed ? "closed" : "schedule",
+      t.concurrency, t.slots, t.slots == 1 ? "" : "s");
   write_rates(md, f);
   if (!f.predicted) {
     md << "\nNo policy prediction: kvbench models a managed llama-server's slots and host "
@@ -351,14 +278,15 @@ json trace_json(const TraceFacts& f) {
 
 }  // namespace
 
-WorkloadSection trace_section(const workloads::TraceReplay& spec, const results::RunManifest& run,
+WorkloadSection trace_section(const workloads::TraceReplay& spec,
+                              const scenario::ServerSpec& server,
                               const std::vector<CallRecord>& calls) {
   WorkloadSection out;
   out.key = "trace";
   out.keeps_its_server = true;
   TraceFacts f;
   for (const auto& c : calls) {
-    if (c.replay) {
+    if (replay_record(c) != nullptr) {
       f.replayed.push_back(&c);
     }
   }
@@ -366,7 +294,8 @@ WorkloadSection trace_section(const workloads::TraceReplay& spec, const results:
     return out;
   }
   std::sort(f.replayed.begin(), f.replayed.end(), [](const CallRecord* a, const CallRecord* b) {
-    return std::pair(a->block, a->replay->index) < std::pair(b->block, b->replay->index);
+    return std::pair(a->block, replay_record(*a)->index) <
+           std::pair(b->block, replay_record(*b)->index);
   });
   f.spec = &spec;
   f.infinite = trace_rates(f.replayed, TraceReuseKind::infinite);
@@ -378,7 +307,7 @@ WorkloadSection trace_section(const workloads::TraceReplay& spec, const results:
   f.gaps = gaps_of(f.replayed);
   f.slips = slips_ms(f.replayed);
   std::sort(f.slips.begin(), f.slips.end());
-  f.working_set = working_set_json(run.scenario, spec, f.replayed);
+  f.working_set = working_set_json(server, spec, f.replayed);
   f.text = trace_text_json(f.replayed);
   out.present = true;
   out.markdown = trace_markdown(f);

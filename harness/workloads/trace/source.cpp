@@ -91,9 +91,9 @@ void TraceSource::reset(const plan::Block& block, backend::Backend& be,
   sent_blocks_.clear();  // a server (re)started: nothing of this replay is cached
 }
 
-CallRecord::Replay TraceSource::replay_part(int index) const {
+workloads::ReplayRecord TraceSource::replay_part(int index) const {
   const auto& r = t_.requests->requests[static_cast<std::size_t>(index)];
-  CallRecord::Replay out;
+  workloads::ReplayRecord out;
   out.index = t_.index_of(static_cast<std::size_t>(index));
   out.due_ms = r.due_ms;
   out.input_tokens = r.input_tokens;
@@ -106,7 +106,7 @@ CallRecord::Replay TraceSource::replay_part(int index) const {
 CallRecord TraceSource::unsent(const plan::PlannedCall& call, const plan::Block& block) const {
   CallRecord r = sweep_.unsent(call, block);
   if (workloads::request_of(call)) {
-    r.replay = replay_part(*workloads::request_of(call));
+    r.part = RecordPart::of(replay_part(*workloads::request_of(call)));
   }
   return r;
 }
@@ -119,17 +119,17 @@ PreparedCall TraceSource::prepare(const plan::PlannedCall& call) {
   PreparedCall p;
   p.call = call;
   p.record = sweep_.records().base(call, sweep_.block());
-  p.record.replay = replay_part(*workloads::request_of(call));
+  p.record.part = RecordPart::of(replay_part(*workloads::request_of(call)));
   p.record.nonce = fmt::format("trace replay, token seed {:016x}", seed_);
   if (text_) {
     auto [text, own] = prompt_text(req, t_.requests->block_tokens, seed_, words_);
     p.ids = lead_;
     p.ids.insert(p.ids.end(), own.begin(), own.end());
     p.ids.insert(p.ids.end(), trail_.begin(), trail_.end());
-    p.record.replay->lead_tokens = static_cast<int>(lead_.size());
+    workloads::replay_record(p.record)->lead_tokens = static_cast<int>(lead_.size());
     // Checked before it is sent: the server reads the words as they read alone.
     try {
-      p.record.replay->materialized = be_->tokenize(text) == p.ids;
+      workloads::replay_record(p.record)->materialized = be_->tokenize(text) == p.ids;
     } catch (const Error& e) {
       p.record.outcome = Outcome::tokenize_error;
       p.record.error = e.what();
@@ -190,7 +190,7 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
     }
     return;
   }
-  auto& replay = *p.record.replay;
+  auto& replay = *workloads::replay_record(p.record);
   const Nanos now = wall_clock_.now();
   if (!first_sent_) {
     first_sent_ = now - std::chrono::duration_cast<Nanos>(
@@ -222,7 +222,7 @@ void TraceSource::expect(PreparedCall& p, std::optional<int> slot) {
   }
 }
 
-void TraceSource::infinite_reuse(CallRecord::Replay& replay, const tr::Request& r) {
+void TraceSource::infinite_reuse(workloads::ReplayRecord& replay, const tr::Request& r) {
   int blocks = 0;
   while (static_cast<std::size_t>(blocks) < r.blocks.size() &&
          sent_blocks_.count(r.blocks[static_cast<std::size_t>(blocks)]) != 0) {
@@ -245,7 +245,7 @@ void TraceSource::finish(PreparedCall& p, backend::CallResult res) {
     return;
   }
   sweep_.finish(p, std::move(res));
-  auto& replay = *p.record.replay;
+  auto& replay = *workloads::replay_record(p.record);
   const auto& server = p.record.server;
   if (!p.record.ok() || !server.cache_n || !replay.predicted_tokens) {
     return;

@@ -20,6 +20,7 @@
 #include "harness/run/call_source.h"
 #include "harness/workloads/sweep/source.h"
 #include "harness/workloads/trace/policy.h"
+#include "harness/workloads/trace/record.h"
 #include "harness/workloads/trace/spec.h"
 
 namespace kvbench::run {
@@ -61,10 +62,10 @@ class TraceSource final : public CallSource {
   static double state_bytes_per_token(const std::string& model, const std::string& cache_type);
 
  private:
-  CallRecord::Replay replay_part(int index) const;
+  workloads::ReplayRecord replay_part(int index) const;
   // What an infinite cache gives `r` of the blocks sent since the server started; then r's
   // blocks are sent too.
-  void infinite_reuse(CallRecord::Replay& replay, const workloads::trace::Request& r);
+  void infinite_reuse(workloads::ReplayRecord& replay, const workloads::trace::Request& r);
 
   const scenario::Scenario& s_;
   const workloads::TraceReplay& t_;
