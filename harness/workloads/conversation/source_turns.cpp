@@ -235,8 +235,9 @@ void ConversationTurns::expect(PreparedCall& p, const backend::Capabilities& cap
     } else if (it->second) {
       r.expected_cache_n = p.cache_rule.apply(held_reuse(p.ids, it->second->held).first);
     }
-  } else if (t.turn > 1 && t.reuse && turn_record(std::as_const(r)) != nullptr) {
-    r.expected_cache_n = turn_record(std::as_const(r))->history_tokens;
+  } else if (const TurnRecord* turn = turn_record(std::as_const(r));
+             turn != nullptr && t.turn > 1 && t.reuse) {
+    r.expected_cache_n = turn->history_tokens;
   }
 }
 
