@@ -103,7 +103,7 @@ void write_answers_markdown(std::ostream& out, const RunReport& report) {
   if (!a.present) {
     return;
   }
-  const json spec = report.run.scenario.value("answers", json::object());
+  const scenario::Answers& spec = report.scenario.answers;
   out << "\n## Does the cache type change the answers?\n\n";
   out << fmt::format(
       "{} prompts of about {} tokens, each answered with {} tokens greedily (temperature 0, seed "
@@ -112,8 +112,7 @@ void write_answers_markdown(std::ostream& out, const RunReport& report) {
       "the positions before the first difference (where both read the same context); a token "
       "missing from a list counts as 0 there, and each list's remaining mass is one more "
       "bucket.\n\n",
-      a.prompts, spec.value("prompt_tokens", 0), spec.value("tokens", 0),
-      report.run.scenario.value("seed", 0), a.reference, spec.value("top_k", 0));
+      a.prompts, spec.prompt_tokens, spec.tokens, report.scenario.seed, a.reference, spec.top_k);
   if (a.controls.empty()) {
     out << fmt::format(
         "Control: none ran ({} on a second server start), so a difference below "

@@ -88,7 +88,7 @@ nlohmann::json plot_json(const Plot& plot) {
 }
 
 void write_html(std::ostream& out, const RunReport& report, const std::string& markdown) {
-  const std::string name = report.run.scenario.value("name", "?");
+  const std::string name = run_name(report);
   const auto found = findings(report);
   const auto plots = report_plots(report);
   out << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kvbench "

@@ -58,9 +58,15 @@ RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,
                        std::vector<std::string> warnings,
                        const std::vector<results::AnswerRecord>& answers) {
   RunReport r{analysis::analyze_run(std::move(run), std::move(calls), std::move(warnings), answers),
+              {},
               {}};
-  r.workload = workload_section(r.run, r.calls);
+  r.scenario = scenario::recorded_scenario(r.run.scenario);
+  r.workload = workload_section(r.scenario, r.run, r.calls);
   return r;
+}
+
+std::string run_name(const RunReport& report) {
+  return report.scenario.name.empty() ? "?" : report.scenario.name;
 }
 
 namespace {
@@ -228,7 +234,7 @@ const Section kSections[] = {
      [](R r) { return conditions_json(r.conditions); }},
     {"findings", always,
      [](std::ostream& out, R r) {
-       out << fmt::format("# kvbench run: {}\n\n", r.run.scenario.value("name", "?"));
+       out << fmt::format("# kvbench run: {}\n\n", run_name(r));
        write_findings_markdown(out, findings(r));
      },
      [](R r) { return findings_json(findings(r)); }},
@@ -288,7 +294,7 @@ void write_markdown(std::ostream& out, const RunReport& report) {
 }
 
 void write_brief_markdown(std::ostream& out, const RunReport& report) {
-  out << fmt::format("What kvbench found ({}):\n", report.run.scenario.value("name", "?"));
+  out << fmt::format("What kvbench found ({}):\n", run_name(report));
   for (const auto& f : findings(report)) {
     out << "- " << f.text << "\n";
   }

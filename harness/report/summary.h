@@ -26,8 +26,13 @@ using analysis::Quartiles;
 // One run's report: the run's analysis (computed once, analysis/run_analysis.h) and its
 // workload's section (a conversation's turns, which the analysis leaves out).
 struct RunReport : analysis::RunAnalysis {
+  // The run's scenario as run.json records it, typed (scenario::recorded_scenario).
+  scenario::Scenario scenario;
   WorkloadSection workload;
 };
+
+// The run's scenario's name ("?" where it recorded none).
+std::string run_name(const RunReport& report);
 
 // Computes the report once: the run's analysis (analysis::analyze_run) and its workload's section.
 RunReport build_report(results::RunManifest run, std::vector<CallRecord> calls,

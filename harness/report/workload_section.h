@@ -12,6 +12,7 @@
 #include "harness/core/record.h"
 #include "harness/report/plot.h"
 #include "harness/results/manifest.h"
+#include "harness/scenario/scenario.h"
 
 namespace kvbench::report {
 
@@ -29,9 +30,10 @@ struct WorkloadSection {
   bool keeps_its_server = false;
 };
 
-// The run's workload's section (report_section of that workload), reached through the table of
-// workloads (defined with it, in workloads/sections.cpp).
-WorkloadSection workload_section(const results::RunManifest& run,
+// The run's workload's section (report_section of that workload, given the run's scenario as
+// run.json records it, typed), reached through the table of workloads (defined with it, in
+// workloads/sections.cpp).
+WorkloadSection workload_section(const scenario::Scenario& s, const results::RunManifest& run,
                                  const std::vector<CallRecord>& calls);
 
 }  // namespace kvbench::report

@@ -108,7 +108,7 @@ void detail::parse_answers(Checker& c, const json& v, Answers& a) {
       c.problem("answers.file",
                 "the file's prompts are sent as they are: give 'file' or 'prompts' and "
                 "'prompt_tokens', not both");
-    } else if (!a.file.empty()) {
+    } else if (!a.file.empty() && c.reads_files()) {
       read_answer_prompts(c, c.source(), a);
     }
   } else if (!v.contains("prompts")) {

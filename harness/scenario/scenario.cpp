@@ -267,6 +267,16 @@ Scenario parse_scenario(const json& doc, std::string_view text, const std::strin
   return s;
 }
 
+Scenario recorded_scenario(const json& resolved) {
+  Scenario s;
+  if (resolved.is_object()) {
+    Checker c("run.json", "");
+    c.skip_files();
+    parse_top(c, resolved, s);
+  }
+  return s;
+}
+
 json to_json(const Scenario& s) {
   const json server = detail::server_to_json(s.server);
   json factors = {{"prompt_tokens", s.factors.prompt_tokens},

@@ -174,4 +174,10 @@ Scenario load_scenario(const std::string& path, const ScenarioEdits& edits);
 // The scenario as JSON with every default made explicit (what run.json records).
 nlohmann::json to_json(const Scenario& s);
 
+// The scenario a run's run.json records (its resolved form), read back typed for a report: every
+// setting as a scenario file gives it, without reading the files it names and without the checks
+// a scenario file gets; a setting that does not parse keeps its default, as one an earlier
+// version did not record.
+Scenario recorded_scenario(const nlohmann::json& resolved);
+
 }  // namespace kvbench::scenario

@@ -15,11 +15,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The section of `run`, its scenario read back as the report reads it.
+WorkloadSection section_of(const results::RunManifest& run, const std::vector<CallRecord>& calls) {
+  return workload_section(scenario::recorded_scenario(run.scenario), run, calls);
+}
+
 // The key of the section of a run whose resolved scenario is `scenario`, without calls.
 std::string key_of(const json& scenario) {
   results::RunManifest run;
   run.scenario = scenario;
-  return workload_section(run, {}).key;
+  return section_of(run, {}).key;
 }
 
 TEST(WorkloadSection, TheWorkloadIsFoundByTheNameTheScenarioRecords) {
@@ -34,7 +39,7 @@ TEST(WorkloadSection, TheWorkloadIsFoundByTheNameTheScenarioRecords) {
 TEST(WorkloadSection, EachRecordedRunGetsItsWorkloadsSection) {
   const fs::path runs = fs::path(KVBENCH_TEST_DATA) / "runs";
   const auto conv = results::load_run(runs / "conversation-tiny");
-  const WorkloadSection c = workload_section(conv.run, conv.calls);
+  const WorkloadSection c = section_of(conv.run, conv.calls);
   EXPECT_EQ(c.key, "conversation");
   EXPECT_TRUE(c.present);
   EXPECT_NE(c.markdown.find("## Conversations"), std::string::npos);
@@ -47,7 +52,7 @@ TEST(WorkloadSection, EachRecordedRunGetsItsWorkloadsSection) {
             std::string::npos);
   EXPECT_TRUE(c.keeps_its_server);
   const auto sweep = results::load_run(runs / "quickstart");
-  const WorkloadSection s = workload_section(sweep.run, sweep.calls);
+  const WorkloadSection s = section_of(sweep.run, sweep.calls);
   EXPECT_EQ(s.key, "sweep");
   EXPECT_FALSE(s.present);
   EXPECT_TRUE(s.markdown.empty());
@@ -55,7 +60,7 @@ TEST(WorkloadSection, EachRecordedRunGetsItsWorkloadsSection) {
   EXPECT_TRUE(s.proof.empty());
   EXPECT_FALSE(s.keeps_its_server);
   const auto trace = results::load_run(runs / "trace-tiny");
-  const WorkloadSection t = workload_section(trace.run, trace.calls);
+  const WorkloadSection t = section_of(trace.run, trace.calls);
   EXPECT_EQ(t.key, "trace");
   EXPECT_TRUE(t.present);
   ASSERT_EQ(t.plots.size(), 1U);
