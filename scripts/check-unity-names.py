@@ -17,11 +17,11 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Folders whose files are separate executables, not one target.
 separate = {"tests/fuzz", "tests/fixtures", "tests/bench"}
 exempt = {"to_json", "from_json", "main"}
-# A workload's part in each layer: public overloads, one per workload (workloads/layers.h), its
-# planned call's part (plan/call_part.h) and its record's part (core/record_part.h).
+# A workload's part in each layer: public overloads, one per workload (workloads/layers.h), and
+# its planned call's part (plan/call_part.h).
 workload_layers = {"parse", "check", "add_to_json", "slot_levels", "fill_block", "make_source",
                    "part_of_record", "report_section", "write_part", "describe_part",
-                   "record_part", "part_json", "part_from"}
+                   "record_part"}
 workloads = os.path.join("harness", "workloads")
 
 

@@ -2,15 +2,16 @@
 // A call's part in its workload (a conversation's turn, a replayed request): the workload's own
 // type, which the call record writes under the workload's key. Read back from calls.jsonl it is
 // that JSON, which the workload reads with its own type when asked (get<T>), so the record's core
-// knows no workload. T names its key (T::kKey) and is written and read by functions the workload
-// defines beside it, found by argument-dependent lookup:
-//   nlohmann::json part_json(const T&);  void part_from(const nlohmann::json&, T&);
+// knows no workload. T names its key (T::kKey) and describes its fields (core/describe.h):
+//   static const std::vector<describe::Field<T>>& fields();
 
 #include <any>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "harness/core/describe.h"
 
 namespace kvbench {
 
@@ -47,7 +48,7 @@ class RecordPart {
     }
     if (!typed_.has_value()) {
       T value;
-      part_from(json_, value);
+      describe::from_json(T::fields(), json_, value);
       typed_ = std::move(value);
       write_ = &write<T>;
     }
@@ -66,7 +67,7 @@ class RecordPart {
  private:
   template <typename T>
   static nlohmann::json write(const std::any& a) {
-    return part_json(std::any_cast<const T&>(a));
+    return describe::to_json(T::fields(), std::any_cast<const T&>(a));
   }
 
   std::string key_;

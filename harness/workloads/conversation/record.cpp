@@ -11,7 +11,7 @@ using TR = TurnRecord;
 
 }  // namespace
 
-const std::vector<describe::Field<TurnRecord>>& turn_record_fields() {
+const std::vector<describe::Field<TurnRecord>>& TurnRecord::fields() {
   static const std::vector<describe::Field<TR>> kFields = {
       of<TR>("conversation", &TR::conversation).column("conversation").min(0).require(),
       of<TR>("turn", &TR::turn).column("turn").min(1).require(),
@@ -30,16 +30,8 @@ const std::vector<describe::Field<TurnRecord>>& turn_record_fields() {
   return kFields;
 }
 
-nlohmann::json part_json(const TurnRecord& t) {
-  return describe::to_json(turn_record_fields(), t);
-}
-
-void part_from(const nlohmann::json& j, TurnRecord& t) {
-  describe::from_json(turn_record_fields(), j, t);
-}
-
 results::RecordPartInfo part_of_record(const Conversation& /*w*/) {
-  return results::part_info(turn_record_fields());
+  return results::part_info(TurnRecord::fields());
 }
 
 }  // namespace kvbench::workloads

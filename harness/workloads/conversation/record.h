@@ -16,6 +16,8 @@
 namespace kvbench::workloads {
 
 struct TurnRecord {
+  // Its fields, described once (core/describe.h); those with columns first.
+  static const std::vector<describe::Field<TurnRecord>>& fields();
   static constexpr std::string_view kKey = Conversation::kName;
   int conversation = 0;     // numbered over its block's sets
   int set = 0;              // the block's set
@@ -39,11 +41,6 @@ struct TurnRecord {
   // send, preparing and the wait for its slot included.
   std::optional<double> wait_ms;
 };
-
-// Its fields, described once (core/describe.h); those with columns first.
-const std::vector<describe::Field<TurnRecord>>& turn_record_fields();
-nlohmann::json part_json(const TurnRecord& t);
-void part_from(const nlohmann::json& j, TurnRecord& t);
 
 // The record's turn; nullptr on a call that is not a turn.
 inline const TurnRecord* turn_record(const CallRecord& r) {

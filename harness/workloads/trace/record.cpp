@@ -11,7 +11,7 @@ using RR = ReplayRecord;
 
 }  // namespace
 
-const std::vector<describe::Field<ReplayRecord>>& replay_record_fields() {
+const std::vector<describe::Field<ReplayRecord>>& ReplayRecord::fields() {
   static const std::vector<describe::Field<RR>> kFields = {
       of<RR>("index", &RR::index).column("trace_index").min(0).require(),
       of<RR>("due_ms", &RR::due_ms).column("trace_due_ms", "ms").min(0).require(),
@@ -45,16 +45,8 @@ const std::vector<describe::Field<ReplayRecord>>& replay_record_fields() {
   return kFields;
 }
 
-nlohmann::json part_json(const ReplayRecord& t) {
-  return describe::to_json(replay_record_fields(), t);
-}
-
-void part_from(const nlohmann::json& j, ReplayRecord& t) {
-  describe::from_json(replay_record_fields(), j, t);
-}
-
 results::RecordPartInfo part_of_record(const TraceReplay& /*w*/) {
-  return results::part_info(replay_record_fields());
+  return results::part_info(ReplayRecord::fields());
 }
 
 }  // namespace kvbench::workloads

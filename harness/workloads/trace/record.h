@@ -17,6 +17,8 @@
 namespace kvbench::workloads {
 
 struct ReplayRecord {
+  // Its fields, described once (core/describe.h); those with columns first.
+  static const std::vector<describe::Field<ReplayRecord>>& fields();
   static constexpr std::string_view kKey = TraceReplay::kName;
   int index = 0;                  // among the requests replayed, in trace order
   double due_ms = 0;              // its (scaled) arrival, ms after the first request's
@@ -45,11 +47,6 @@ struct ReplayRecord {
   std::string mismatch;        // reported against policy: "materialization", "evicted",
                                // "over_report" or "unexplained"; "" none
 };
-
-// Its fields, described once (core/describe.h); those with columns first.
-const std::vector<describe::Field<ReplayRecord>>& replay_record_fields();
-nlohmann::json part_json(const ReplayRecord& t);
-void part_from(const nlohmann::json& j, ReplayRecord& t);
 
 // The record's replayed request; nullptr on a call that is not one.
 inline const ReplayRecord* replay_record(const CallRecord& r) {
