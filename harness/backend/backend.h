@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,12 @@ struct ChatMessage {
   bool operator==(const ChatMessage&) const = default;
 };
 
+// Told of each token event of a streamed call as it is decoded: when it arrived and how many
+// generated tokens it carried. Returning false ends the stream there: the transfer stops (the
+// server drops the request) and the call counts as answered with what it had generated
+// (CallResult::ended).
+using TokenWatch = std::function<bool(Nanos arrival, int tokens)>;
+
 struct CompletionSpec {
   // The text the server reads. A conversation turn (messages not empty) holds here the messages as
   // the server's chat template renders them (Backend::render_chat), for kinds that send text.
@@ -41,6 +48,9 @@ struct CompletionSpec {
   bool cache_prompt = true;
   std::chrono::milliseconds timeout{0};  // 0 = none
   int slot = 0;                          // llama-server: the id_slot the call is pinned to
+  // Where given, told of each token event as it arrives (a workload that watches its streams,
+  // and ends one when it has what it needs); called on the thread that sends.
+  TokenWatch watch;
 };
 
 // What one call produced. Server faults are data: outcome and error say what went wrong.
@@ -54,6 +64,9 @@ struct CallResult {
   // token ids where the stream carries them (llama-server's /completion with return_tokens).
   std::string text;
   std::vector<int> ids;
+  // The spec's watch ended the stream: outcome ok, the tokens up to then, no final event (so no
+  // server figures).
+  bool ended = false;
 };
 
 // A conversation as the server will read it: its chat template applied (text, where the kind
@@ -91,6 +104,26 @@ class StreamDecoder {
   virtual bool feed(std::string_view chunk, Nanos arrival) = 0;
   // The end of the transfer: the call's result, its outcome and times from `res`.
   virtual CallResult finish(const http::Result& res) = 0;
+  // The token events decoded so far (CallTrace::token_arrivals and token_counts).
+  virtual const CallTrace& trace() const = 0;
+};
+
+// A stream decoded with its spec's watch told of each token event (backend.h: TokenWatch): what
+// both drivers feed a call's body through.
+class WatchedStream {
+ public:
+  WatchedStream(std::unique_ptr<StreamDecoder> decoder, TokenWatch watch)
+      : decoder_(std::move(decoder)), watch_(std::move(watch)) {}
+  // One body chunk; false: stop the transfer (an error in the stream, or the watch ended it).
+  bool feed(std::string_view chunk, Nanos arrival);
+  // The call's result; a stream the watch ended is answered (outcome ok, `ended`).
+  CallResult finish(const http::Result& res);
+
+ private:
+  std::unique_ptr<StreamDecoder> decoder_;
+  TokenWatch watch_;
+  std::size_t told_ = 0;  // token events the watch was told of
+  bool ended_ = false;
 };
 
 class Backend {
@@ -126,7 +159,8 @@ class Backend {
 // none when the key is empty.
 std::vector<std::pair<std::string, std::string>> bearer_header(const std::string& api_key);
 
-// One call through `transport`: be.stream_request(spec) streamed into be.open_stream(spec).
+// One call through `transport`: be.stream_request(spec) streamed into be.open_stream(spec), its
+// watch told of each token event.
 CallResult stream_call(Backend& be, http::Transport& transport, const CompletionSpec& spec);
 
 }  // namespace kvbench::backend

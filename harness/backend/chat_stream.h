@@ -25,6 +25,7 @@ class ChatStream : public StreamDecoder {
   explicit ChatStream(std::string missing_end) : missing_end_(std::move(missing_end)) {}
   bool feed(std::string_view chunk, Nanos arrival) final;
   CallResult finish(const http::Result& res) final;
+  const CallTrace& trace() const final { return result_.trace; }
 
  protected:
   // One event that arrived while the call still runs (none after an error).

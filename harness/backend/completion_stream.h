@@ -32,6 +32,8 @@ class CompletionStream {
   // Frames and decodes one body chunk that arrived at `arrival`. Returns false once the server
   // sent an error event: the call should stop.
   bool feed(std::string_view chunk, Nanos arrival);
+  // The token events decoded so far.
+  const CallTrace& trace() const { return result_.trace; }
 
   // Ends the stream with the transport's result and returns the call's record: the trace (sent,
   // first byte, done, token arrivals), the server's timings, and the outcome ("server_error" for

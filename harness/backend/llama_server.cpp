@@ -241,6 +241,7 @@ class CompletionDecoder final : public StreamDecoder {
   explicit CompletionDecoder(bool keep_text) : stream_(keep_text) {}
   bool feed(std::string_view chunk, Nanos arrival) override { return stream_.feed(chunk, arrival); }
   CallResult finish(const http::Result& res) override { return stream_.finish(res); }
+  const CallTrace& trace() const override { return stream_.trace(); }
 
  private:
   CompletionStream stream_;

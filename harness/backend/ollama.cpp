@@ -169,6 +169,7 @@ class GenerateDecoder final : public StreamDecoder {
     }
     return r;
   }
+  const CallTrace& trace() const override { return decoder_.trace(); }
 
  private:
   OllamaBackend& be_;

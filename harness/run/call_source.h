@@ -18,7 +18,10 @@
 
 namespace kvbench::run {
 
-// A call made ready to send: its record so far, its request and its prompt's token ids.
+// A call made ready to send: its record so far, its request and its prompt's token ids. A source
+// that watches its calls as they stream sets spec.watch (backend::TokenWatch): both drivers tell
+// it of each token event as it arrives, on the thread that sends, and end the stream when it
+// says so (the call is then answered with what it had: CallResult::ended).
 struct PreparedCall {
   plan::PlannedCall call;
   CallRecord record;

@@ -207,7 +207,8 @@ class Streams {
     }
     r.wall_start = utc_now_rfc3339();
     r.t_start_s = time_.elapsed_s(now);
-    std::shared_ptr<backend::StreamDecoder> decoder = be_.open_stream(call->spec);
+    auto decoder =
+        std::make_shared<backend::WatchedStream>(be_.open_stream(call->spec), call->spec.watch);
     transport_.start(
         be_.stream_request(call->spec),
         [decoder](std::string_view chunk, Nanos arrival) { return decoder->feed(chunk, arrival); },

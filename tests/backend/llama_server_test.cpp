@@ -145,6 +145,53 @@ TEST(LlamaServerBackend, ErrorEventMidStreamStopsTheCall) {
   EXPECT_EQ(r.error, "slot died");
 }
 
+// A spec's watch is told of each token event as it arrives, with the tokens it carried; ending
+// the stream stops the transfer there, and the call counts as answered with what it had.
+TEST(LlamaServerBackend, AWatchIsToldOfEachTokenEventAndEndsTheStream) {
+  ScriptedTransport t;
+  t.chunks = {"data: {\"content\":\"a\",\"stop\":false,\"tokens_predicted\":1}\n\n",
+              "data: {\"content\":\"bc\",\"stop\":false,\"tokens_predicted\":3}\n\n"
+              "data: {\"content\":\"d\",\"stop\":false,\"tokens_predicted\":4}\n\n",
+              "data: {\"content\":\"e\",\"stop\":false,\"tokens_predicted\":5}\n\n",
+              "data: {\"content\":\"\",\"stop\":true,\"tokens_predicted\":5}\n\n"};
+  LlamaServerBackend be(t, "http://x", "");
+  std::vector<std::pair<Nanos, int>> told;
+  CompletionSpec spec;
+  spec.watch = [&](Nanos arrival, int tokens) {
+    told.emplace_back(arrival, tokens);
+    return told.size() < 2;  // ends the stream at its second token event
+  };
+  const auto r = be.complete(spec);
+  EXPECT_EQ(r.outcome, kvbench::Outcome::ok) << r.error;
+  EXPECT_TRUE(r.ended);
+  EXPECT_TRUE(r.error.empty());
+  ASSERT_EQ(told.size(), 2U) << "the event after the end, in the same chunk, is not told";
+  EXPECT_EQ(told[0], std::pair(Nanos(milliseconds(10)), 1));
+  EXPECT_EQ(told[1], std::pair(Nanos(milliseconds(20)), 2));
+  EXPECT_EQ(r.trace.token_counts, (std::vector<int>{1, 2, 1})) << "decoded with its chunk";
+  EXPECT_FALSE(r.server.predicted_n) << "no final event: no server figures";
+  // A watch that lets it run is told of every event, and the call ends as the server ends it.
+  int events = 0;
+  spec.watch = [&](Nanos /*arrival*/, int /*tokens*/) { return ++events > 0; };
+  const auto whole = be.complete(spec);
+  EXPECT_EQ(whole.outcome, kvbench::Outcome::ok);
+  EXPECT_FALSE(whole.ended);
+  EXPECT_EQ(events, 4);
+}
+
+// A stream cut by anything but its watch stays the failure it was.
+TEST(LlamaServerBackend, AStreamCutOtherwiseIsNotEndedByItsWatch) {
+  ScriptedTransport t;
+  t.chunks = {"data: {\"content\":\"a\",\"stop\":false}\n\n"};
+  t.end = http::Outcome::timeout;
+  LlamaServerBackend be(t, "http://x", "");
+  CompletionSpec spec;
+  spec.watch = [](Nanos /*arrival*/, int /*tokens*/) { return true; };
+  const auto r = be.complete(spec);
+  EXPECT_EQ(r.outcome, kvbench::Outcome::timeout);
+  EXPECT_FALSE(r.ended);
+}
+
 TEST(LlamaServerBackend, TokenizeReadsIdsAndPieces) {
   ScriptedTransport t;
   LlamaServerBackend be(t, "http://x", "");

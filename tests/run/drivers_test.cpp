@@ -32,6 +32,11 @@ class NumberedSource final : public CallSource {
  public:
   explicit NumberedSource(int lanes = 0, double wait_s = 0) : lanes_(lanes), wait_s_(wait_s) {}
 
+  // Watches each call's tokens and ends its stream once it has `tokens` (0: lets it run).
+  int end_after = 0;
+  std::map<int, int> told;  // seq -> tokens its watch was told of
+  std::set<int> ended;      // seqs whose result came back ended by the watch
+
   void reset(const plan::Block& /*block*/, backend::Backend& be,
              const std::vector<int>& /*slot0*/) override {
     be_ = &be;
@@ -55,6 +60,12 @@ class NumberedSource final : public CallSource {
     p.ids = be_->tokenize(text);
     p.spec.prompt = std::move(text);
     p.spec.max_tokens = 3;
+    if (end_after > 0) {
+      p.spec.watch = [this, seq = call.seq](Nanos /*arrival*/, int tokens) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return (told[seq] += tokens) < end_after;
+      };
+    }
     p.ready = call.prompt_tokens > 0;  // a prompt of no tokens cannot be made
     if (!p.ready) {
       p.record.outcome = Outcome::tokenize_error;
@@ -81,6 +92,10 @@ class NumberedSource final : public CallSource {
     log("finish", p.call.seq);
     p.record.client = derive_timing(res.trace);
     p.record.outcome = res.outcome;
+    if (res.ended) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ended.insert(p.call.seq);
+    }
   }
 
   std::vector<std::string> events;
@@ -160,6 +175,49 @@ TEST(OneAtATime, MakesReadyPredictsSendsAndFinishesEachCallInTurn) {
   }
   EXPECT_DOUBLE_EQ(st.sink.records[0].t_start_s, 0);
   EXPECT_GT(st.sink.records[2].t_start_s, st.sink.records[1].t_start_s);
+}
+
+// A source that watches its calls' tokens ends each stream once it has what it needs: the call is
+// answered with the tokens up to then, through either driver.
+TEST(OneAtATime, ASourceWatchesEachTokenAndEndsTheStream) {
+  Stage st;
+  NumberedSource source;
+  source.end_after = 2;
+  source.reset(st.source_block, st.be, {});
+  OneAtATime one(source, st.time);
+  const CallRecord r = one.send(Stage::calls(1)[0], st.be);
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.client.tokens, 2) << "of the 3 it asked for";
+  EXPECT_EQ(source.told[0], 2);
+  EXPECT_EQ(source.ended, (std::set<int>{0}));
+}
+
+TEST(Streams, ASourceWatchesEachTokenOfItsStreamsAndEndsThem) {
+  Stage st;
+  NumberedSource source;
+  source.end_after = 2;
+  source.reset(st.source_block, st.be, {});
+  st.transport.chunks = 5;  // each chunk a token
+  run_streams(Stage::calls(4), StreamSchedule{2, true}, source, st.sink, st.be, st.transport,
+              st.time);
+  ASSERT_EQ(st.sink.records.size(), 4u);
+  for (const auto& r : st.sink.records) {
+    EXPECT_TRUE(r.ok()) << r.seq << ": " << r.error;
+    EXPECT_EQ(r.client.tokens, 2) << r.seq;
+    EXPECT_EQ(source.told[r.seq], 2) << "not told of a chunk after the end";
+  }
+  EXPECT_EQ(source.ended, (std::set<int>{0, 1, 2, 3}));
+  // Without a watch the same streams run to their end.
+  Stage again;
+  NumberedSource free_running;
+  free_running.reset(again.source_block, again.be, {});
+  again.transport.chunks = 5;
+  run_streams(Stage::calls(2), StreamSchedule{2, true}, free_running, again.sink, again.be,
+              again.transport, again.time);
+  for (const auto& r : again.sink.records) {
+    EXPECT_EQ(r.client.tokens, 5);
+  }
+  EXPECT_TRUE(free_running.ended.empty());
 }
 
 TEST(OneAtATime, ACallThatCannotBeMadeReadyIsNotSent) {

@@ -84,9 +84,16 @@ class FakeBackend final : public backend::Backend {
       }
       r.trace.token_arrivals.push_back(clock_.now());
       r.trace.token_counts.push_back(1);
+      if (spec.watch && !spec.watch(clock_.now(), 1)) {
+        r.ended = true;  // as a real backend's stream_call: answered, without the final figures
+        break;
+      }
     }
     r.trace.done = clock_.now();
     serve(spec, call, r);
+    if (r.ended) {
+      r.server = {};
+    }
     return r;
   }
 
@@ -135,6 +142,7 @@ class FakeBackend final : public backend::Backend {
         r_.trace.token_counts.push_back(1);
         return true;
       }
+      const kvbench::CallTrace& trace() const override { return r_.trace; }
       backend::CallResult finish(const http::Result& res) override {
         r_.trace.sent = res.started;
         r_.trace.request_out = res.request_out;
