@@ -68,14 +68,18 @@ namespace {
 
 std::vector<ConditionStats> describe_conditions(const std::vector<const CallRecord*>& timed,
                                                 std::uint64_t seed) {
-  std::map<std::tuple<std::string, int, std::string, int>, std::vector<const CallRecord*>> groups;
+  using Key =
+      std::tuple<std::string, int, std::string, std::optional<int>, std::optional<int>, int>;
+  std::map<Key, std::vector<const CallRecord*>> groups;
   for (const auto* r : timed) {
-    groups[{r->variant, r->num_ctx, r->cache_type, r->prompt_tokens}].push_back(r);
+    groups[{r->variant, r->num_ctx, r->cache_type, r->batch_size, r->ubatch_size, r->prompt_tokens}]
+        .push_back(r);
   }
   std::vector<ConditionStats> out;
   for (const auto& [key, rs] : groups) {
     ConditionStats c;
-    std::tie(c.variant, c.num_ctx, c.cache_type, c.prompt_tokens) = key;
+    std::tie(c.variant, c.num_ctx, c.cache_type, c.batch_size, c.ubatch_size, c.prompt_tokens) =
+        key;
     for (const auto& m : metrics()) {
       std::vector<double> v;
       for (const auto* r : rs) {
@@ -110,6 +114,33 @@ struct Design {
   std::vector<stats::ModelRow> rows;
   std::vector<double> clock_mhz;  // one per row where every call read the CPU clock; else empty
 };
+
+using BatchMember = std::optional<int> CallRecord::*;
+
+// A batch size's level in a model: its value, "" where the server's own.
+std::string batch_level(const CallRecord& r, BatchMember m) {
+  return (r.*m) ? std::to_string(*(r.*m)) : "";
+}
+
+// The batch sizes that vary by block (factors.batch_size, ubatch_size): categorical terms, each
+// against its smallest level; the members the rows read them from.
+std::vector<BatchMember> add_batch_terms(stats::ModelSpec& spec,
+                                         const std::vector<const CallRecord*>& timed) {
+  std::vector<BatchMember> out;
+  for (const auto& [name, member] : {std::pair{"batch_size", &CallRecord::batch_size},
+                                     std::pair{"ubatch_size", &CallRecord::ubatch_size}}) {
+    std::set<std::optional<int>> levels;
+    for (const auto* r : timed) {
+      levels.insert(r->*member);
+    }
+    if (levels.size() > 1) {
+      const auto smallest = *levels.begin();  // absent (the server's own) first
+      spec.categorical.push_back({name, smallest ? std::to_string(*smallest) : ""});
+      out.push_back(member);
+    }
+  }
+  return out;
+}
 
 Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, double t0,
                   const std::string& reference_variant) {
@@ -147,6 +178,7 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
   if (vary_v) {
     d.spec.categorical.push_back({"cache_type_v", "f16"});
   }
+  const auto batches = add_batch_terms(d.spec, timed);
   std::vector<std::optional<double>> clock;
   for (const auto* r : timed) {
     const auto v = m.value(*r);
@@ -171,6 +203,9 @@ Design design_for(const Metric& m, const std::vector<const CallRecord*>& timed, 
     }
     if (vary_v) {
       row.categorical.push_back(cache_halves(r->cache_type).v);
+    }
+    for (const auto member : batches) {
+      row.categorical.push_back(batch_level(*r, member));
     }
     row.elapsed_min = elapsed_minutes(*r, t0);
     row.value = *v;

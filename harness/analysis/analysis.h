@@ -65,6 +65,8 @@ struct ConditionStats {
   std::string variant;  // empty unless the run compares server variants
   int num_ctx = 0;
   std::string cache_type;
+  std::optional<int> batch_size;  // where the scenario sets the server's batch sizes
+  std::optional<int> ubatch_size;
   int prompt_tokens = 0;
   std::vector<std::pair<std::string, stats::Summary>> metrics;  // metric key -> summary
 };

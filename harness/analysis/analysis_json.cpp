@@ -63,6 +63,12 @@ void to_json(json& j, const Analysis& a) {
     if (!c.variant.empty()) {
       cj["variant"] = c.variant;
     }
+    if (c.batch_size) {
+      cj["batch_size"] = *c.batch_size;
+    }
+    if (c.ubatch_size) {
+      cj["ubatch_size"] = *c.ubatch_size;
+    }
     conds.push_back(std::move(cj));
   }
   j = {{"conditions", conds},

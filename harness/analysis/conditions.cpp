@@ -63,16 +63,20 @@ Quartiles* ConditionSummary::of(std::string_view metric) {
 }
 
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls) {
-  std::map<std::tuple<std::string, int, std::string, int>, std::vector<const CallRecord*>> groups;
+  using Key =
+      std::tuple<std::string, int, std::string, std::optional<int>, std::optional<int>, int>;
+  std::map<Key, std::vector<const CallRecord*>> groups;
   for (const auto& r : calls) {
     if (analysis::fresh_timed(r)) {
-      groups[{r.variant, r.num_ctx, r.cache_type, r.prompt_tokens}].push_back(&r);
+      groups[{r.variant, r.num_ctx, r.cache_type, r.batch_size, r.ubatch_size, r.prompt_tokens}]
+          .push_back(&r);
     }
   }
   std::vector<ConditionSummary> out;
   for (const auto& [key, rs] : groups) {
     ConditionSummary c;
-    std::tie(c.variant, c.num_ctx, c.cache_type, c.prompt_tokens) = key;
+    std::tie(c.variant, c.num_ctx, c.cache_type, c.batch_size, c.ubatch_size, c.prompt_tokens) =
+        key;
     c.calls = static_cast<int>(rs.size());
     std::vector<const CallRecord*> ok;
     for (const auto* r : rs) {

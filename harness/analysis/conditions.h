@@ -4,6 +4,7 @@
 // prediction. Pure: records in, summaries out.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,8 @@ struct ConditionSummary {
   std::string variant;  // empty unless the run compares server variants
   int num_ctx = 0;
   std::string cache_type;
+  std::optional<int> batch_size;  // where factors.batch_size varies it (the server's batch)
+  std::optional<int> ubatch_size;
   int prompt_tokens = 0;
   int calls = 0;   // timed calls planned and recorded
   int failed = 0;  // of those, not ok
@@ -39,8 +42,8 @@ struct ConditionSummary {
   Quartiles* of(std::string_view metric);
 };
 
-// Groups the fresh timed reads (analysis::fresh_timed) by (variant, num_ctx, cache_type,
-// prompt_tokens), in ascending order.
+// Groups the fresh timed reads (analysis::fresh_timed) by (variant, num_ctx, cache_type, batch
+// sizes, prompt_tokens), in ascending order.
 std::vector<ConditionSummary> summarize_conditions(const std::vector<CallRecord>& calls);
 
 struct CacheCheck {

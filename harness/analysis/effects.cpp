@@ -41,6 +41,20 @@ Effect with_t_interval(Effect e, double level) {
 
 namespace {
 
+// A server setting given by number (a batch size): its level, "" where the server's own.
+std::string number_level(const std::optional<int>& v) {
+  return v ? std::to_string(*v) : "";
+}
+
+bool numeric(const std::string& factor) {
+  return factor == "num_ctx" || factor == "batch_size" || factor == "ubatch_size";
+}
+
+// A numeric level's order: the server's own ("") first.
+long long number_order(const std::string& level) {
+  return level.empty() ? -1 : std::stoll(level);
+}
+
 std::vector<RestartFactor> varying_factors(const std::vector<const CallRecord*>& calls,
                                            const std::string& reference_variant) {
   // K and V apart where a pair differs (cache_type_k=q8_0, cache_type_v=f16); else both as one,
@@ -54,6 +68,8 @@ std::vector<RestartFactor> varying_factors(const std::vector<const CallRecord*>&
       {"cache_type_k", [](const CallRecord& r) { return cache_halves(r.cache_type).k; }, "f16"},
       {"cache_type_v", [](const CallRecord& r) { return cache_halves(r.cache_type).v; }, "f16"},
       {"num_ctx", [](const CallRecord& r) { return std::to_string(r.num_ctx); }, ""},
+      {"batch_size", [](const CallRecord& r) { return number_level(r.batch_size); }, ""},
+      {"ubatch_size", [](const CallRecord& r) { return number_level(r.ubatch_size); }, ""},
   };
   std::vector<RestartFactor> out;
   for (const auto& f : all) {
@@ -72,7 +88,7 @@ std::vector<RestartFactor> varying_factors(const std::vector<const CallRecord*>&
       // num_ctx: the smallest; otherwise the first in order.
       g.reference =
           *std::min_element(levels.begin(), levels.end(), [&](const auto& a, const auto& b) {
-            return f.name == "num_ctx" ? std::stoi(a) < std::stoi(b) : a < b;
+            return numeric(f.name) ? number_order(a) < number_order(b) : a < b;
           });
     }
     out.push_back(std::move(g));

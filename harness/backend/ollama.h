@@ -29,6 +29,8 @@ struct OllamaTarget {
   int num_ctx = 4096;
   std::string keep_alive = "30m";
   int num_gpu = -1;  // layers on the GPU (options.num_gpu); -1: Ollama's own choice, not sent
+  // The batch prompt tokens are read in (options.num_batch); absent: Ollama's own, not sent.
+  std::optional<int> num_batch = std::nullopt;
 };
 
 // The /api/generate body of a timed call: raw (no template), streamed, greedy, with num_ctx,

@@ -30,6 +30,9 @@ json options_for(const OllamaTarget& target, int num_predict, std::uint64_t seed
   if (target.num_gpu >= 0) {
     o["num_gpu"] = target.num_gpu;
   }
+  if (target.num_batch) {
+    o["num_batch"] = *target.num_batch;
+  }
   return o;
 }
 

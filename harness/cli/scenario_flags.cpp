@@ -30,6 +30,17 @@ void add_scenario_flags(CLI::App* cmd, scenario::ScenarioEdits& e) {
       ->delimiter(',')
       ->type_name("N,...")
       ->group(group);
+  cmd->add_option("--batch-size", e.batch_size,
+                  "Server batch sizes (llama-server's --batch-size, Ollama's num_batch), e.g. "
+                  "512,2048")
+      ->delimiter(',')
+      ->type_name("N,...")
+      ->group(group);
+  cmd->add_option("--ubatch-size", e.ubatch_size,
+                  "Server micro-batch sizes (llama-server's --ubatch-size), e.g. 128,512")
+      ->delimiter(',')
+      ->type_name("N,...")
+      ->group(group);
   cmd->add_option("--cache-type", e.cache_type, "KV cache types (K and V alike), e.g. f16,q8_0")
       ->delimiter(',')
       ->type_name("TYPE,...")

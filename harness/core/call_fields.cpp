@@ -58,6 +58,12 @@ std::vector<describe::Field<R>> described() {
       of<R>("stream", &R::stream).column("stream").min(0),
       of<R>("in_flight", &R::in_flight).column("in_flight").min(1),
       of<R>("queue_ms", &R::queue_ms).column("queue_ms", "ms"),
+      // Added with the batch sizes: columns of the runs that set them.
+      of<R>("batch_size", &R::batch_size).column("batch_size", "tokens").min(1).only_where_given(),
+      of<R>("ubatch_size", &R::ubatch_size)
+          .column("ubatch_size", "tokens")
+          .min(1)
+          .only_where_given(),
       // Not columns.
       of<R>("version", &R::version).one_of({1, kRecordVersion}).require(),
       of<R>("run_id", &R::run_id).require(),

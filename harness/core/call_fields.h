@@ -25,6 +25,7 @@ struct CallField {
         type(f.type),
         nullable(f.nullable),
         json_path(f.path),
+        where_given(f.where_given),
         get(std::move(getter)) {}
 
   std::string name;  // the CSV column and the SQL column
@@ -32,6 +33,7 @@ struct CallField {
   Type type;
   bool nullable;          // may be absent (empty in the CSV, NULL in SQL)
   std::string json_path;  // where calls.jsonl holds it ("client.ttft_ms")
+  bool where_given;       // in a run's CSV only where a call has a value
   std::function<FieldValue(const CallRecord&)> get;
 };
 

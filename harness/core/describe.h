@@ -35,6 +35,8 @@ struct FieldInfo {
   std::string unit;  // "ms", "tokens", ...
   Type type = Type::text;
   bool nullable = false;  // the column may be empty (NULL)
+  // The CSV shows the column only in runs where a call has a value (a setting few runs vary).
+  bool where_given = false;
 };
 
 // How an empty value (text "", a number 0, false) is written.
@@ -72,6 +74,10 @@ struct Field : FieldInfo {
   }
   Field& must() {
     needed = true;
+    return *this;
+  }
+  Field& only_where_given() {
+    where_given = true;
     return *this;
   }
   // Written only where `when` holds (a pair's fields, only on a pair's reads).

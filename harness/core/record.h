@@ -124,7 +124,11 @@ struct CallRecord {
   int num_ctx = 0;
   std::string cache_type;
   std::string variant;  // the server variant of an A/B run (scenario "variants"); empty otherwise
-  std::string nonce;    // the unique first line; empty when disabled
+  // The server's batch and micro-batch sizes where the scenario sets them (server.batch_size,
+  // factors.batch_size; ubatch_size alike); absent: the server's own.
+  std::optional<int> batch_size;
+  std::optional<int> ubatch_size;
+  std::string nonce;                         // the unique first line; empty when disabled
   std::optional<int> prompt_tokens_counted;  // counted with the server's tokenizer before sending
   double t_start_s = 0;                      // seconds since the run's first call started
   // The mean CPU clock (cpufreq's scaling_cur_freq) read just before the call was sent, in MHz;

@@ -15,6 +15,12 @@ std::string ServerConfig::label() const {
   if (slots != 1) {
     out += fmt::format(" np={}", slots);
   }
+  if (batch_size) {
+    out += fmt::format(" batch={}", *batch_size);
+  }
+  if (ubatch_size) {
+    out += fmt::format(" ubatch={}", *ubatch_size);
+  }
   return variant.empty() ? out : variant + " " + out;
 }
 
@@ -38,10 +44,19 @@ std::size_t Plan::timed_count() const {
 std::vector<ServerConfig> detail::configs_of(const scenario::Scenario& s) {
   std::vector<ServerConfig> out;
   const std::vector<int> slot_levels = detail::workload_slot_levels(s);
+  // A batch size that is no factor is one level, absent.
+  const auto levels = [](const std::vector<int>& factor) {
+    std::vector<std::optional<int>> given(factor.begin(), factor.end());
+    return given.empty() ? std::vector<std::optional<int>>{std::nullopt} : given;
+  };
   for (int ctx : s.factors.num_ctx) {
     for (const auto& kv : s.factors.cache_type) {
       for (int slots : slot_levels) {
-        out.push_back({ctx, kv, "", slots});
+        for (const auto& batch : levels(s.factors.batch_size)) {
+          for (const auto& ubatch : levels(s.factors.ubatch_size)) {
+            out.push_back({ctx, kv, "", slots, batch, ubatch});
+          }
+        }
       }
     }
   }
@@ -116,6 +131,12 @@ nlohmann::json to_json(const Plan& p) {
                             {"calls", calls}};
     if (!b.config.variant.empty()) {
       block["variant"] = b.config.variant;
+    }
+    if (b.config.batch_size) {
+      block["batch_size"] = *b.config.batch_size;
+    }
+    if (b.config.ubatch_size) {
+      block["ubatch_size"] = *b.config.ubatch_size;
     }
     if (b.config.slots != 1) {
       block["slots"] = b.config.slots;

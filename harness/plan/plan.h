@@ -25,9 +25,14 @@ using kvbench::PairRole;
 struct ServerConfig {
   int num_ctx = 0;  // per conversation (per server slot)
   std::string cache_type;
-  std::string variant;        // the server variant (scenario "variants"); empty without variants
-  int slots = 1;              // conversations in flight at once: the server's -np
-  std::string label() const;  // e.g. "ctx=4096 kv=f16", "candidate ctx=4096 kv=f16 np=4"
+  std::string variant;  // the server variant (scenario "variants"); empty without variants
+  int slots = 1;        // conversations in flight at once: the server's -np
+  // factors.batch_size and factors.ubatch_size's levels; absent: not a factor (the server's
+  // field, or its own default).
+  std::optional<int> batch_size = std::nullopt;
+  std::optional<int> ubatch_size = std::nullopt;
+  // e.g. "ctx=4096 kv=f16", "candidate ctx=4096 kv=f16 np=4", "ctx=4096 kv=f16 batch=512"
+  std::string label() const;
   bool operator==(const ServerConfig&) const = default;
 };
 

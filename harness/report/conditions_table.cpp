@@ -44,8 +44,14 @@ struct Column {
   bool markdown = true;
   bool csv = true;
   bool json = true;
-  bool variants_only = false;  // shown only when the run compares server variants
+  // Shown only where a row has it (a variant, a batch size): empty, always.
+  std::function<bool(const ConditionSummary&)> has;
 };
+
+// Whether `col` is in the table of `rows`: always, or where one row has it.
+bool shown(const Column& col, const std::vector<ConditionSummary>& rows) {
+  return !col.has || std::any_of(rows.begin(), rows.end(), col.has);
+}
 
 Column count_column(std::string key, std::string header,
                     std::function<long long(const ConditionSummary&)> count) {
@@ -82,9 +88,14 @@ const std::vector<Column>& condition_columns() {
   static const std::vector<Column> kColumns = [] {
     std::vector<Column> c;
     c.push_back(text_column("variant", "variant", [](C r) { return r.variant; }));
-    c.back().variants_only = true;
+    c.back().has = [](C r) { return !r.variant.empty(); };
     c.push_back(count_column("num_ctx", "num_ctx", [](C r) { return r.num_ctx; }));
     c.push_back(text_column("cache_type", "cache", [](C r) { return r.cache_type; }));
+    c.push_back(count_column("batch_size", "batch", [](C r) { return r.batch_size.value_or(0); }));
+    c.back().has = [](C r) { return r.batch_size.has_value(); };
+    c.push_back(
+        count_column("ubatch_size", "ubatch", [](C r) { return r.ubatch_size.value_or(0); }));
+    c.back().has = [](C r) { return r.ubatch_size.has_value(); };
     c.push_back(
         count_column("prompt_tokens", "prompt tokens", [](C r) { return r.prompt_tokens; }));
     c.push_back(count_column("calls", "calls", [](C r) { return r.calls; }));
@@ -108,16 +119,11 @@ const std::vector<Column>& condition_columns() {
 
 }  // namespace
 
-bool any_variant(const std::vector<ConditionSummary>& rows) {
-  return std::any_of(rows.begin(), rows.end(), [](const auto& c) { return !c.variant.empty(); });
-}
-
 void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSummary>& rows) {
-  const bool variants = any_variant(rows);
   std::string header;
   std::string rule;
   for (const auto& col : condition_columns()) {
-    if (col.markdown && (variants || !col.variants_only)) {
+    if (col.markdown && shown(col, rows)) {
       header += "| " + col.header + " ";
       rule += col.numeric ? "|---:" : "|---";
     }
@@ -125,7 +131,7 @@ void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSum
   out << header << "|\n" << rule << "|\n";
   for (const auto& c : rows) {
     for (const auto& col : condition_columns()) {
-      if (!col.markdown || (col.variants_only && !variants)) {
+      if (!col.markdown || !shown(col, rows)) {
         continue;
       }
       const std::string v = !col.metric.empty() ? cell(*c.of(col.metric), col.precision)
@@ -139,10 +145,9 @@ void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSum
 
 Table conditions_table(const RunReport& report) {
   const auto& rows = report.conditions;
-  const bool variants = any_variant(rows);
   std::vector<Table::Column> header;
   for (const auto& col : condition_columns()) {
-    if (!col.csv || (col.variants_only && !variants)) {
+    if (!col.csv || !shown(col, rows)) {
       continue;
     }
     if (col.metric.empty()) {
@@ -157,7 +162,7 @@ Table conditions_table(const RunReport& report) {
   for (const auto& c : rows) {
     std::vector<std::string> cells;
     for (const auto& col : condition_columns()) {
-      if (!col.csv || (col.variants_only && !variants)) {
+      if (!col.csv || !shown(col, rows)) {
         continue;
       }
       if (col.metric.empty()) {
@@ -180,11 +185,10 @@ void write_conditions_csv(std::ostream& out, const RunReport& report) {
 
 json conditions_json(const std::vector<ConditionSummary>& rows) {
   json conds = json::array();
-  const bool variants = any_variant(rows);
   for (const auto& c : rows) {
     json cj = json::object();
     for (const auto& col : condition_columns()) {
-      if (!col.json || (col.variants_only && (!variants || c.variant.empty()))) {
+      if (!col.json || (col.has && !col.has(c))) {
         continue;
       }
       cj[col.key] = !col.metric.empty() ? q_json(*c.of(col.metric))

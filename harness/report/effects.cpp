@@ -199,31 +199,6 @@ void write_probes(std::ostream& out, const Analysis& a) {
   }
 }
 
-void write_descriptive(std::ostream& out, const Analysis& a) {
-  out << "\n### Descriptive statistics\n\nMedian [95% bootstrap CI], mean ± sd, CV; outliers are "
-         "flagged (Tukey fences, modified z > 10), never dropped.\n\n";
-  const bool variants = std::any_of(a.conditions.begin(), a.conditions.end(),
-                                    [](const auto& c) { return !c.variant.empty(); });
-  out << (variants ? "| variant " : "")
-      << "| num_ctx | cache | prompt tokens | metric | n | median [95% CI] | mean ± sd | CV | "
-         "p05-p95 | outliers | slow first |\n"
-      << (variants ? "|---" : "") << "|---:|---|---:|---|---:|---|---|---:|---|---:|---|\n";
-  for (const auto& c : a.conditions) {
-    for (const auto& [key, s] : c.metrics) {
-      const int pr = precision_for(metric_of(key).unit);
-      out << (variants ? "| " + c.variant + " " : "")
-          << fmt::format(
-                 "| {} | {} | {} | {} | {} | {:.{}f} [{:.{}f}, {:.{}f}] | {:.{}f} ± {:.{}f} | "
-                 "{:.1f}% | "
-                 "{:.{}f}-{:.{}f} | {} | {} |\n",
-                 c.num_ctx, c.cache_type, c.prompt_tokens, key, s.n, s.median, pr,
-                 s.median_ci.lower, pr, s.median_ci.upper, pr, s.mean, pr,
-                 std::isnan(s.sd) ? 0.0 : s.sd, pr, std::isnan(s.cv) ? 0.0 : 100 * s.cv, s.p05, pr,
-                 s.p95, pr, s.outliers.size(), s.slow_first ? "yes" : "no");
-    }
-  }
-}
-
 std::string ci_text(double estimate, const stats::Interval& ci, int precision) {
   return fmt::format("{:+.{}f} [{:+.{}f}, {:+.{}f}]", estimate, precision, ci.lower, precision,
                      ci.upper, precision);
@@ -393,7 +368,7 @@ void write_effects_markdown(std::ostream& out, const Analysis& a) {
   write_validity_measured(out, a);
   write_probes(out, a);
   write_diagnostics(out, a);
-  write_descriptive(out, a);
+  write_descriptive_markdown(out, a);
 }
 
 }  // namespace kvbench::report

@@ -12,8 +12,6 @@
 
 namespace kvbench::report {
 
-// Whether any condition belongs to a server variant (the variant columns are shown then).
-bool any_variant(const std::vector<ConditionSummary>& rows);
 // The condition table in Markdown, and as report.json's "conditions".
 void write_conditions_markdown(std::ostream& out, const std::vector<ConditionSummary>& rows);
 nlohmann::json conditions_json(const std::vector<ConditionSummary>& rows);
@@ -24,6 +22,9 @@ void write_answers_markdown(std::ostream& out, const RunReport& report);
 // The server's counters beside the calls: one sentence per counter, and report.json's form.
 void write_counters_markdown(std::ostream& out, const std::vector<analysis::CounterCheck>& checks);
 nlohmann::json counters_json(const std::vector<analysis::CounterCheck>& checks);
+
+// Each condition's metrics (median with its CI, mean, CV, ...), inside the Effects section.
+void write_descriptive_markdown(std::ostream& out, const analysis::Analysis& a);
 
 // The effects at the level of their units (analysis/effects.h), inside the Effects section.
 void write_unit_effects_markdown(std::ostream& out, const analysis::Effects& effects,

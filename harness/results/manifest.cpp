@@ -14,9 +14,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kBlockFields = {
-    "index",    "replica", "num_ctx", "cache_type", "variant", "slots",       "error",
-    "restarts", "url",     "log",     "argv",       "pid",     "memory_notes"};
+constexpr std::array<std::string_view, 15> kBlockFields = {
+    "index", "replica",  "num_ctx", "cache_type", "variant", "slots", "batch_size",  "ubatch_size",
+    "error", "restarts", "url",     "log",        "argv",    "pid",   "memory_notes"};
 
 constexpr std::array<std::string_view, 23> kRunFields = {"schema",
                                                          "manifest_version",
@@ -134,6 +134,12 @@ void to_json(json& j, const BlockInfo& b) {
   if (b.slots) {
     j["slots"] = *b.slots;
   }
+  if (b.batch_size) {
+    j["batch_size"] = *b.batch_size;
+  }
+  if (b.ubatch_size) {
+    j["ubatch_size"] = *b.ubatch_size;
+  }
   if (b.error) {
     j["error"] = *b.error;
   }
@@ -161,6 +167,8 @@ void from_json(const json& j, BlockInfo& b) {
   read(j, "cache_type", b.cache_type);
   read(j, "variant", b.variant);
   read(j, "slots", b.slots);
+  read(j, "batch_size", b.batch_size);
+  read(j, "ubatch_size", b.ubatch_size);
   read(j, "error", b.error);
   read(j, "restarts", b.restarts);
   read(j, "url", b.url);

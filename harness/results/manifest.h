@@ -47,8 +47,12 @@ struct BlockInfo : BlockFacts {
   int replica = 0;
   int num_ctx = 0;
   std::string cache_type;
-  std::string variant;               // empty without variants
-  std::optional<int> slots;          // concurrent blocks: the server's slots
+  std::string variant;       // empty without variants
+  std::optional<int> slots;  // concurrent blocks: the server's slots
+  // The server's batch and micro-batch sizes where the scenario set them (as the server was
+  // started, or Ollama's num_batch per request).
+  std::optional<int> batch_size;
+  std::optional<int> ubatch_size;
   std::optional<std::string> error;  // the server did not start or answer
   std::vector<ServerRestart> restarts;
   // Where the block's server ran, as its Servers (run/servers.h) recorded it.

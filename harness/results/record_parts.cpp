@@ -1,11 +1,21 @@
 #include "harness/results/record_parts.h"
 
+#include <algorithm>
 #include <set>
+#include <variant>
 
 namespace kvbench::results {
 
 std::vector<CallField> call_columns(const std::vector<CallRecord>& calls) {
-  std::vector<CallField> out = call_fields();
+  std::vector<CallField> out;
+  for (const auto& f : call_fields()) {
+    const auto given = [&f](const CallRecord& c) {
+      return !std::holds_alternative<std::monostate>(f.get(c));
+    };
+    if (!f.where_given || std::any_of(calls.begin(), calls.end(), given)) {
+      out.push_back(f);
+    }
+  }
   std::set<std::string> carried;
   for (const auto& c : calls) {
     if (!c.part.empty()) {

@@ -25,7 +25,8 @@ struct RecordPartInfo {
 // Every workload's part, from the table (workloads/records.cpp).
 const std::vector<RecordPartInfo>& record_parts();
 
-// The columns of `calls`: the record's own, then those of each workload part one of them carries.
+// The columns of `calls`: the record's own (one given only in some runs, where one of them has
+// it), then those of each workload part one of them carries.
 std::vector<CallField> call_columns(const std::vector<CallRecord>& calls);
 // The part of `key`; nullptr when no workload has one of that name.
 const RecordPartInfo* record_part(const std::string& key);

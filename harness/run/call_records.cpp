@@ -22,6 +22,8 @@ CallRecord CallRecords::base(const plan::PlannedCall& call, const plan::Block& b
   r.num_ctx = block.config.num_ctx;
   r.cache_type = block.config.cache_type;
   r.variant = block.config.variant;
+  r.batch_size = block.config.batch_size ? block.config.batch_size : s_.server.batch_size;
+  r.ubatch_size = block.config.ubatch_size ? block.config.ubatch_size : s_.server.ubatch_size;
   r.wall_start = utc_now_rfc3339();
   if (s_.concurrency.active()) {
     r.slots = block.config.slots;

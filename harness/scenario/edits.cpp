@@ -223,6 +223,8 @@ std::vector<std::string> ScenarioEdits::flags() const {
   add(!cache_type_k.empty(), "--cache-type-k");
   add(!cache_type_v.empty(), "--cache-type-v");
   add(!edit_position.empty(), "--edit-position");
+  add(!batch_size.empty(), "--batch-size");
+  add(!ubatch_size.empty(), "--ubatch-size");
   add(repeats.has_value(), "--repeats");
   add(block_repeats.has_value(), "--block-repeats");
   add(max_tokens.has_value(), "--max-tokens");
@@ -259,6 +261,12 @@ std::string ScenarioEdits::made_name() const {
   if (!edit_position.empty()) {
     out += fmt::format("-edit{}", fmt::join(edit_position, "-"));
   }
+  if (!batch_size.empty()) {
+    out += fmt::format("-b{}", fmt::join(batch_size, "-"));
+  }
+  if (!ubatch_size.empty()) {
+    out += fmt::format("-ub{}", fmt::join(ubatch_size, "-"));
+  }
   if (models.size() > 1) {
     out += fmt::format("-{}", fmt::join(model_variant_names(models), "-vs-"));
   }
@@ -277,6 +285,16 @@ json apply_edits(json doc, const ScenarioEdits& e) {
     factors["num_ctx"] = e.num_ctx;
   }
   edit_cache_types(factors, e);
+  // A flag's levels replace the file's: its factor, or its server field.
+  for (const auto& [key, levels] :
+       {std::pair{"batch_size", &e.batch_size}, std::pair{"ubatch_size", &e.ubatch_size}}) {
+    if (!levels->empty()) {
+      factors[key] = *levels;
+      if (doc.contains("server") && doc["server"].is_object()) {
+        doc["server"].erase(key);
+      }
+    }
+  }
   if (!e.edit_position.empty()) {
     json positions = json::array();
     for (const auto& p : e.edit_position) {

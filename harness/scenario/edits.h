@@ -19,6 +19,8 @@ struct ScenarioEdits {
   std::vector<std::string> cache_type_k;   // --cache-type-k
   std::vector<std::string> cache_type_v;   // --cache-type-v
   std::vector<std::string> edit_position;  // --edit-position: fractions, or "none"
+  std::vector<int> batch_size;             // --batch-size
+  std::vector<int> ubatch_size;            // --ubatch-size
   std::optional<int> repeats;              // --repeats
   std::optional<int> block_repeats;        // --block-repeats
   std::optional<int> max_tokens;           // --max-tokens

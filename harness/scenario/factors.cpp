@@ -93,9 +93,9 @@ void detail::parse_factors(Checker& c, const json& v, Factors& f) {
     c.problem("factors", fmt::format("expected an object, got {}", Checker::describe(v)));
     return;
   }
-  c.keys(
-      v, "factors",
-      {"prompt_tokens", "num_ctx", "cache_type", "cache_type_k", "cache_type_v", "edit_position"});
+  c.keys(v, "factors",
+         {"prompt_tokens", "num_ctx", "cache_type", "cache_type_k", "cache_type_v", "edit_position",
+          "batch_size", "ubatch_size"});
   if (v.contains("edit_position")) {
     f.edit_position = factor_list<EditPosition>(
         c, v["edit_position"], "factors.edit_position",
@@ -119,6 +119,14 @@ void detail::parse_factors(Checker& c, const json& v, Factors& f) {
         [&](const json& x, const std::string& p) { return c.integer(x, p, 256, kMaxCtx); });
   }
   parse_cache_types(c, v, f);
+  for (const auto& [key, to] :
+       {std::pair{"batch_size", &f.batch_size}, std::pair{"ubatch_size", &f.ubatch_size}}) {
+    if (v.contains(key)) {
+      *to = factor_list<int>(
+          c, v[key], fmt::format("factors.{}", key),
+          [&](const json& x, const std::string& p) { return c.integer(x, p, 1, kMaxCtx); });
+    }
+  }
 }
 
 }  // namespace kvbench::scenario

@@ -147,6 +147,9 @@ void parse_factors(Checker& c, const json& v, Factors& f);
 
 // A server spec as run.json's scenario records it, every default explicit.
 json server_to_json(const ServerSpec& s);
+// The batch sizes' rules once the scenario parsed: a setting given as a field and as a factor,
+// a micro-batch above its batch, a server that cannot take them.
+void check_batch(Checker& c, const Scenario& s);
 
 // The "precision" and "answers" sections, and their rules against the rest of the scenario
 // (once parsed): precision names an effect of this scenario's headline model and runs without

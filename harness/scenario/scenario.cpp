@@ -210,6 +210,7 @@ void check_consistency(Checker& c, Scenario& s) {
     c.problem("server.model", *why);
   }
   check_concurrency(c, s);
+  detail::check_batch(c, s);
   detail::check_precision(c, s);
   detail::check_answers(c, s);
   detail::check_workload(c, s);
@@ -289,6 +290,12 @@ json to_json(const Scenario& s) {
   }
   if (s.factors.prompt_tokens.empty()) {
     factors.erase("prompt_tokens");  // a conversation sizes its prompts by its turns
+  }
+  if (!s.factors.batch_size.empty()) {
+    factors["batch_size"] = s.factors.batch_size;
+  }
+  if (!s.factors.ubatch_size.empty()) {
+    factors["ubatch_size"] = s.factors.ubatch_size;
   }
   if (!s.factors.edit_position.empty()) {
     factors["edit_position"] = json::array();

@@ -53,6 +53,12 @@ struct ServerSpec {
   // Layers on the GPU: llama-server's -ngl (managed), Ollama's num_gpu (per request); -1: the
   // server's own default.
   int gpu_layers = -1;
+  // The batch a step of the server fills with waiting prompt tokens, and its micro-batch:
+  // llama-server's --batch-size and --ubatch-size (managed), Ollama's num_batch (per request; it
+  // has no micro-batch); absent: the server's own (llama-server caps the micro-batch at the
+  // batch). factors.batch_size and factors.ubatch_size vary them by block instead.
+  std::optional<int> batch_size;
+  std::optional<int> ubatch_size;
   std::string api_key_env;        // name of the environment variable with the key
   std::string endpoint = "chat";  // openai: "chat" or "completions"
   // anthropic: "end" marks the user message with cache_control {"type": "ephemeral"}, so the
@@ -85,6 +91,9 @@ struct Factors {
   std::vector<std::string> cache_type_k;    // given apart: the K halves' levels, else empty
   std::vector<std::string> cache_type_v;    // given apart: the V halves' levels, else empty
   std::vector<EditPosition> edit_position;  // non-empty: every trial is a cold/edited pair
+  // Server batch sizes by block (server.batch_size gives one for all); empty: not a factor.
+  std::vector<int> batch_size;
+  std::vector<int> ubatch_size;
 };
 
 // Drift probes: a fixed reference call at the start of each block, after every `every` timed

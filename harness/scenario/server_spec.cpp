@@ -189,6 +189,31 @@ void parse_gpu_layers(Checker& c, const json& v, const std::string& path, Server
             "-ngl, or let kvbench manage the server (no url)");
 }
 
+// server.batch_size and server.ubatch_size: set before a managed llama-server starts (not also in
+// its args), or per request (Ollama's num_batch); an attached llama-server keeps its own.
+void parse_batch(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
+  const struct {
+    const char* key;
+    std::optional<int>& to;
+    std::initializer_list<const char*> flags;
+  } settings[] = {{"batch_size", s.batch_size, {"-b", "--batch-size"}},
+                  {"ubatch_size", s.ubatch_size, {"-ub", "--ubatch-size"}}};
+  for (const auto& setting : settings) {
+    if (!v.contains(setting.key)) {
+      continue;
+    }
+    const std::string at = path + "." + setting.key;
+    setting.to = c.integer(v[setting.key], at, 1, kMaxCtx);
+    for (const auto& a : s.args) {
+      const std::string flag = a.substr(0, a.find('='));
+      if (std::find(setting.flags.begin(), setting.flags.end(), flag) != setting.flags.end()) {
+        c.problem(
+            at, fmt::format("given twice: as {} and as '{}' in args; keep one", setting.key, flag));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void detail::parse_server(Checker& c, const json& v, const std::string& path, ServerSpec& s) {
@@ -198,7 +223,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
   }
   c.keys(v, path,
          {"kind", "model", "url", "binary", "args", "threads", "flash_attn", "api_key_env",
-          "endpoint", "cache_breakpoint", "cache_rule", "gpu_layers"});
+          "endpoint", "cache_breakpoint", "cache_rule", "gpu_layers", "batch_size", "ubatch_size"});
   parse_kind(c, v, path, s);
   parse_cache_rule(c, v, path, s);
   if (v.contains("model")) {
@@ -222,6 +247,7 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
     }
   }
   parse_gpu_layers(c, v, path, s);
+  parse_batch(c, v, path, s);
   if (v.contains("api_key_env")) {
     s.api_key_env = c.string(v["api_key_env"], path + ".api_key_env", false).value_or("");
   }
@@ -234,6 +260,44 @@ void detail::parse_server(Checker& c, const json& v, const std::string& path, Se
     c.problem(path,
               "'url' attaches to a running server: 'binary', 'args' and 'threads' "
               "apply only to a managed server");
+  }
+}
+
+void detail::check_batch(Checker& c, const Scenario& s) {
+  const auto& f = s.factors;
+  const ServerSpec& server = s.server;
+  if (!f.batch_size.empty() && server.batch_size) {
+    c.problem("factors.batch_size",
+              "server.batch_size gives it too: give one value there, or the levels here, not both");
+  }
+  if (!f.ubatch_size.empty() && server.ubatch_size) {
+    c.problem("factors.ubatch_size",
+              "server.ubatch_size gives it too: give one value there, or the levels here, not "
+              "both");
+  }
+  const bool batch = !f.batch_size.empty() || server.batch_size;
+  const bool ubatch = !f.ubatch_size.empty() || server.ubatch_size;
+  const char* const where = f.ubatch_size.empty() ? "server.ubatch_size" : "factors.ubatch_size";
+  if (ubatch && server.kind == ServerKind::ollama) {
+    c.problem(where, "Ollama has no micro-batch setting (its num_batch is batch_size): remove it");
+  } else if ((batch || ubatch) && !server.managed() && server.kind != ServerKind::ollama) {
+    c.problem(f.batch_size.empty() && f.ubatch_size.empty() ? "server" : "factors",
+              "an attached server (server.url) keeps the batch sizes it was started with: start "
+              "it with --batch-size and --ubatch-size, or let kvbench manage the server (no url)");
+  }
+  const auto levels = [](const std::vector<int>& factor, const std::optional<int>& field) {
+    return !factor.empty() ? factor : field ? std::vector<int>{*field} : std::vector<int>{};
+  };
+  const auto batches = levels(f.batch_size, server.batch_size);
+  for (const int u : levels(f.ubatch_size, server.ubatch_size)) {
+    for (const int b : batches) {
+      if (u > b) {
+        c.problem(where, fmt::format("ubatch_size {} is above batch_size {}: llama-server's "
+                                     "micro-batch is at most its batch; give at most {}",
+                                     u, b, b));
+        return;
+      }
+    }
   }
 }
 
@@ -260,6 +324,12 @@ json detail::server_to_json(const ServerSpec& spec) {
   }
   if (spec.gpu_layers >= 0) {
     server["gpu_layers"] = spec.gpu_layers;
+  }
+  if (spec.batch_size) {
+    server["batch_size"] = *spec.batch_size;
+  }
+  if (spec.ubatch_size) {
+    server["ubatch_size"] = *spec.ubatch_size;
   }
   if (spec.cache_rule.stated()) {
     server["cache_rule"] = {{"min_tokens", spec.cache_rule.min_tokens},

@@ -56,6 +56,12 @@ class LlamaBlock final : public run::BlockServer {
                                            run_dir / fmt::format("server-block{}.log", block.index),
                                            target.api_key};
       launch_.gpu_layers = target.spec.gpu_layers;
+      launch_.batch_size =
+          block.config.batch_size ? block.config.batch_size : target.spec.batch_size;
+      launch_.ubatch_size =
+          block.config.ubatch_size ? block.config.ubatch_size : target.spec.ubatch_size;
+      info.batch_size = launch_.batch_size;
+      info.ubatch_size = launch_.ubatch_size;
       info.log = launch_.log_path.filename().string();
       managed_ = servers::ManagedServer::start(launch_, transport_, ready_timeout_);
       url = managed_->url();

@@ -43,6 +43,12 @@ std::vector<std::string> llama_server_argv(const LlamaServerLaunch& l, int port)
   if (l.gpu_layers >= 0) {
     argv.insert(argv.end(), {"-ngl", std::to_string(l.gpu_layers)});
   }
+  if (l.batch_size) {
+    argv.insert(argv.end(), {"--batch-size", std::to_string(*l.batch_size)});
+  }
+  if (l.ubatch_size) {
+    argv.insert(argv.end(), {"--ubatch-size", std::to_string(*l.ubatch_size)});
+  }
   argv.insert(argv.end(), l.extra_args.begin(), l.extra_args.end());
   return argv;
 }

@@ -30,6 +30,10 @@ struct LlamaServerLaunch {
   std::filesystem::path log_path;
   std::string api_key;  // handed over in the environment, never on the command line
   int gpu_layers = -1;  // -ngl; -1: the server's default
+  // --batch-size and --ubatch-size; absent: the server's defaults (it caps the micro-batch at
+  // the batch).
+  std::optional<int> batch_size = std::nullopt;
+  std::optional<int> ubatch_size = std::nullopt;
 };
 
 // The argument vector for `launch` on `port`. Pure. Every managed llama-server gets

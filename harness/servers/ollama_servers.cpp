@@ -264,6 +264,11 @@ results::ApiPsMemory OllamaServers::record_ps(backend::OllamaBackend& be) {
   return out;
 }
 
+backend::OllamaTarget OllamaServers::target_of(const plan::Block& block) const {
+  return {s_.server.model, block.config.num_ctx, "30m", s_.server.gpu_layers,
+          block.config.batch_size ? block.config.batch_size : s_.server.batch_size};
+}
+
 void OllamaServers::record_concurrency(results::BlockInfo& block) const {
   if (!s_.concurrency.active()) {
     return;
@@ -296,9 +301,8 @@ backend::OllamaBackend& OllamaServers::open_block(const plan::Block& block, cons
     url = managed_->url();
   }
   block_info.url = url;
-  backend_ = std::make_unique<backend::OllamaBackend>(
-      transport_, url,
-      backend::OllamaTarget{s_.server.model, block.config.num_ctx, "30m", s_.server.gpu_layers});
+  block_info.batch_size = target_of(block).num_batch;
+  backend_ = std::make_unique<backend::OllamaBackend>(transport_, url, target_of(block));
   const auto load = backend_->generate_once("Hello", 1);
   if (!load.ok()) {
     throw Error(fmt::format("loading '{}' with num_ctx {} failed: {}", s_.server.model,
@@ -347,9 +351,7 @@ std::vector<backend::Answer> OllamaServers::answers_on_second_start(
     }
     return out;
   }
-  backend::OllamaBackend be(
-      transport_, url,
-      backend::OllamaTarget{s_.server.model, block.config.num_ctx, "30m", s_.server.gpu_layers});
+  backend::OllamaBackend be(transport_, url, target_of(block));
   if (!fresh) {
     be.unload();  // attached: the next request loads the model into a fresh runner
   }

@@ -86,6 +86,8 @@ class OllamaServers final : public run::Servers {
   void check(nlohmann::json& server, nlohmann::json& model);
   void check_server(backend::OllamaBackend& be, nlohmann::json& server, nlohmann::json& model);
   results::ApiPsMemory record_ps(backend::OllamaBackend& be);
+  // What a block's requests ask of Ollama: the model, its num_ctx, layers and batch.
+  backend::OllamaTarget target_of(const plan::Block& block) const;
 
   const scenario::Scenario& s_;
   http::Transport& transport_;

@@ -395,6 +395,24 @@ TEST(Analysis, VariantIsAFactorCodedAgainstTheFirstVariant) {
   EXPECT_GT(ttft.fit->log.coefficient("variant=cand").estimate, 0.1);
 }
 
+// A batch size that forms blocks is a restart factor like a variant: its own conditions, and an
+// effect coded against the smallest batch.
+TEST(Analysis, ABatchSizeFactorIsAFactorOfItsOwnConditions) {
+  auto calls = ab_run("base", "cand");
+  for (auto& c : calls) {
+    c.batch_size = c.variant == "cand" ? 2048 : 512;  // the larger batch, 10 % slower decode
+    c.variant.clear();
+  }
+  const auto a = analyze(calls);
+  const auto& decode = a.models[2];
+  ASSERT_TRUE(decode.fit) << decode.error;
+  EXPECT_EQ(decode.categorical, std::vector<std::string>{"batch_size"});
+  EXPECT_NEAR(decode.fit->log.coefficient("batch_size=2048").estimate, std::log(0.9), 1e-9);
+  ASSERT_EQ(a.conditions.size(), 6U);
+  EXPECT_EQ(a.conditions.front().batch_size, 512);
+  EXPECT_EQ(a.conditions.back().batch_size, 2048);
+}
+
 TEST(Analysis, VariantReferenceCanBeNamed) {
   const auto a = analyze(ab_run("cand", "base"), 1, "base");
   const auto& decode = a.models[2];

@@ -222,11 +222,29 @@ TEST(ManagedServer, ArgvIsExplicitAndLoopbackOnly) {
   EXPECT_EQ(at("--port"), "4321");
   EXPECT_EQ(at("--cache-reuse"), "0") << "no chunk reuse after an edit";
   EXPECT_EQ(at("--cache-ram"), "8192");
+  EXPECT_EQ(at("--batch-size"), "<missing>") << "the server's own batch unless set";
   EXPECT_EQ(argv[argv.size() - 2], "--foo; rm -rf /");
   EXPECT_EQ(argv.back(), "$(id)");
   for (const auto& a : argv) {
     EXPECT_EQ(a.find("secret"), std::string::npos) << "the API key never goes on the command line";
   }
+}
+
+TEST(ManagedServer, BatchSizesGoOnTheCommandLineWhereSet) {
+  LlamaServerLaunch l;
+  l.batch_size = 256;
+  l.ubatch_size = 64;
+  const auto argv = llama_server_argv(l, 4321);
+  const auto b = std::find(argv.begin(), argv.end(), "--batch-size");
+  const auto ub = std::find(argv.begin(), argv.end(), "--ubatch-size");
+  ASSERT_TRUE(b != argv.end() && b + 1 != argv.end());
+  ASSERT_TRUE(ub != argv.end() && ub + 1 != argv.end());
+  EXPECT_EQ(*(b + 1), "256");
+  EXPECT_EQ(*(ub + 1), "64");
+  l.ubatch_size.reset();
+  const auto only_batch = llama_server_argv(l, 4321);
+  EXPECT_EQ(std::count(only_batch.begin(), only_batch.end(), "--ubatch-size"), 0)
+      << "the micro-batch left to llama-server, which caps it at the batch";
 }
 
 TEST(LlamaServerStream, PromptProgressChunksAreNotTokens) {

@@ -222,6 +222,9 @@ TEST(GenerateBody, RawStreamedGreedyWithNumCtx) {
   EXPECT_FALSE(p["options"].contains("num_gpu")) << "Ollama's own choice unless set";
   const json g = generate_body(spec, {"m", 1024, "5m", 20});
   EXPECT_EQ(g["options"]["num_gpu"], 20) << "server.gpu_layers";
+  EXPECT_FALSE(g["options"].contains("num_batch")) << "Ollama's own batch unless set";
+  const json batched = generate_body(spec, {"m", 1024, "5m", -1, 64});
+  EXPECT_EQ(batched["options"]["num_batch"], 64) << "server.batch_size";
 }
 
 TEST(OllamaBackend, GenerateRequestIsTheStreamedBodyWithTheTimeout) {
