@@ -2,8 +2,6 @@
 // its batch (llama-server says so in its log, the micro-batch capped at the batch by its own
 // rule), the blocks and calls record it, and the report's conditions are apart by it.
 
-#include <fstream>
-#include <regex>
 #include <set>
 #include <string>
 
@@ -18,15 +16,7 @@ namespace fs = std::filesystem;
 
 // llama-server's "llama_context: n_batch = 64" (or n_ubatch) in the log at `path`; -1 if none.
 int logged(const fs::path& path, const std::string& name) {
-  std::ifstream in(path);
-  const std::regex line("llama_context: " + name + R"(\s+= (\d+))");
-  for (std::string l; std::getline(in, l);) {
-    std::smatch m;
-    if (std::regex_search(l, m, line)) {
-      return std::stoi(m[1].str());
-    }
-  }
-  return -1;
+  return logged_number(path, "llama_context: " + name + R"(\s+= (\d+))");
 }
 
 TEST(BatchSize, EachBlocksServerStartsWithItsBatchAndTheConditionsAreApart) {

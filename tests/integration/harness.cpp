@@ -1,6 +1,7 @@
 #include "tests/integration/harness.h"
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -110,6 +111,18 @@ process::ChildProcess serve_by_hand(const std::filesystem::path& model, int port
   spec.argv.insert(spec.argv.end(), {"--host", "127.0.0.1", "--port", std::to_string(port)});
   spec.log_path = log;
   return process::ChildProcess::spawn(spec);
+}
+
+int logged_number(const std::filesystem::path& path, const std::string& pattern) {
+  std::ifstream in(path);
+  const std::regex line(pattern);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) {
+      return std::stoi(m[1].str());
+    }
+  }
+  return -1;
 }
 
 bool answers_soon(const std::string& url,

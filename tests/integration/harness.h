@@ -40,6 +40,10 @@ std::string write_file(const std::filesystem::path& dir, const std::string& name
 std::filesystem::path only_run_dir(const std::filesystem::path& results);
 
 nlohmann::json read_json(const std::filesystem::path& path);
+
+// The number the first line of the log at `path` that matches `pattern` captures (its first
+// group): what a server wrote of itself ("llama_context: n_batch = (\d+)"); -1 when none does.
+int logged_number(const std::filesystem::path& path, const std::string& pattern);
 std::vector<CallRecord> read_calls(const std::filesystem::path& run_dir);
 
 // A llama-server started by hand (as a user would) on 127.0.0.1:`port`, serving `model` with a

@@ -6,8 +6,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -27,15 +25,7 @@ namespace fs = std::filesystem;
 // release: id 0 | task 0 | stop processing: n_tokens = 21"): the prompt and what it generated
 // before it stopped; -1 when the log has no such line.
 int first_release_tokens(const fs::path& log) {
-  std::ifstream in(log);
-  const std::regex release(R"(release: .*stop processing: n_tokens = (\d+))");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, release)) {
-      return std::stoi(m[1].str());
-    }
-  }
-  return -1;
+  return logged_number(log, R"(release: .*stop processing: n_tokens = (\d+))");
 }
 
 TEST(TokenWatch, AStreamEndedByItsWatchIsAnsweredAndTheServerDropsIt) {

@@ -8,23 +8,13 @@
 #include "harness/plan/plan.h"
 #include "harness/scenario/edits.h"
 #include "harness/scenario/scenario.h"
+#include "tests/scenario/scenario_error.h"
 
 namespace kvbench::scenario {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-std::string batch_error(const std::string& text) {
-  try {
-    parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.exit_code(), 2);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for: " << text;
-  return "";
-}
 
 std::string batch_scenario(const std::string& server, const std::string& factors) {
   return R"({"name": "b", "server": {)" + server + R"(}, "factors": {"prompt_tokens": [256])" +
@@ -61,21 +51,23 @@ TEST(BatchSize, AFieldHoldsForEveryBlockAndAFactorFormsBlocks) {
 }
 
 TEST(BatchSize, WhatTheServerCannotTakeIsRefusedNamingIt) {
-  EXPECT_THAT(batch_error(batch_scenario(R"("batch_size": 512)", R"(, "batch_size": [256, 512])")),
-              HasSubstr("factors.batch_size: server.batch_size gives it too"));
-  EXPECT_THAT(batch_error(batch_scenario(R"("batch_size": 256, "ubatch_size": 512)", "")),
-              HasSubstr("server.ubatch_size: ubatch_size 512 is above batch_size 256"));
-  EXPECT_THAT(batch_error(batch_scenario("", R"(, "batch_size": [64, 256], "ubatch_size": [128])")),
-              HasSubstr("factors.ubatch_size: ubatch_size 128 is above batch_size 64"));
   EXPECT_THAT(
-      batch_error(batch_scenario(R"("kind": "ollama", "model": "m", "ubatch_size": 128)", "")),
+      scenario_error(batch_scenario(R"("batch_size": 512)", R"(, "batch_size": [256, 512])")),
+      HasSubstr("factors.batch_size: server.batch_size gives it too"));
+  EXPECT_THAT(scenario_error(batch_scenario(R"("batch_size": 256, "ubatch_size": 512)", "")),
+              HasSubstr("server.ubatch_size: ubatch_size 512 is above batch_size 256"));
+  EXPECT_THAT(
+      scenario_error(batch_scenario("", R"(, "batch_size": [64, 256], "ubatch_size": [128])")),
+      HasSubstr("factors.ubatch_size: ubatch_size 128 is above batch_size 64"));
+  EXPECT_THAT(
+      scenario_error(batch_scenario(R"("kind": "ollama", "model": "m", "ubatch_size": 128)", "")),
       HasSubstr("Ollama has no micro-batch setting"));
   EXPECT_THAT(
-      batch_error(batch_scenario(R"("url": "http://127.0.0.1:8080", "batch_size": 512)", "")),
+      scenario_error(batch_scenario(R"("url": "http://127.0.0.1:8080", "batch_size": 512)", "")),
       HasSubstr("an attached server (server.url) keeps the batch sizes"));
-  EXPECT_THAT(batch_error(batch_scenario(R"("batch_size": 512, "args": ["-b", "256"])", "")),
+  EXPECT_THAT(scenario_error(batch_scenario(R"("batch_size": 512, "args": ["-b", "256"])", "")),
               HasSubstr("server.batch_size: given twice: as batch_size and as '-b' in args"));
-  EXPECT_THAT(batch_error(batch_scenario("", R"(, "batch_size": [0])")),
+  EXPECT_THAT(scenario_error(batch_scenario("", R"(, "batch_size": [0])")),
               HasSubstr("factors.batch_size[0]"));
   // Ollama takes a batch per request, attached too.
   const auto ollama = parse_scenario(

@@ -6,6 +6,7 @@
 #include "harness/core/error.h"
 #include "harness/scenario/suggest.h"
 #include "harness/workloads/scenario_workload.h"
+#include "tests/scenario/scenario_error.h"
 
 namespace kvbench::scenario {
 namespace {
@@ -13,17 +14,6 @@ namespace {
 using ::testing::HasSubstr;
 using workloads::Conversation;
 using workloads::Sweep;
-
-std::string error_of(std::string_view text) {
-  try {
-    parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.exit_code(), 2);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for: " << text;
-  return "";
-}
 
 constexpr std::string_view kMinimal = R"({"name": "x", "factors": {"prompt_tokens": [256]}})";
 
@@ -61,30 +51,32 @@ TEST(Scenario, SingleValuesAreOneLevelFactors) {
 }
 
 TEST(Scenario, PromptThatDoesNotFitNamesPathAndNumbers) {
-  EXPECT_EQ(error_of(R"({"name": "x", "max_tokens": 32,
+  EXPECT_EQ(scenario_error(R"({"name": "x", "max_tokens": 32,
       "factors": {"prompt_tokens": [256, 1024, 8192], "num_ctx": [8192]}})"),
             "s.json:2: factors.prompt_tokens[2]: 8192 tokens do not fit num_ctx 8192 with "
             "max_tokens 32");
 }
 
 TEST(Scenario, NotJsonIsAnInputError) {
-  EXPECT_THAT(error_of("{ nope"), HasSubstr("s.json: not valid JSON"));
-  EXPECT_THAT(error_of("[1, 2]"), HasSubstr("expected a JSON object, got an array"));
+  EXPECT_THAT(scenario_error("{ nope"), HasSubstr("s.json: not valid JSON"));
+  EXPECT_THAT(scenario_error("[1, 2]"), HasSubstr("expected a JSON object, got an array"));
 }
 
 TEST(Scenario, UnknownKeysSuggestTheNearestKnownKey) {
-  EXPECT_THAT(error_of(R"({"name": "x", "repeat": 3, "factors": {"prompt_tokens": [1]}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "x", "repeat": 3, "factors": {"prompt_tokens": [1]}})"),
               HasSubstr("s.json:1: repeat: unknown key (did you mean 'repeats'?)"));
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [1], "numctx": [2048]}})"),
-              HasSubstr("factors.numctx: unknown key (did you mean 'num_ctx'?)"));
+  EXPECT_THAT(
+      scenario_error(R"({"name": "x", "factors": {"prompt_tokens": [1], "numctx": [2048]}})"),
+      HasSubstr("factors.numctx: unknown key (did you mean 'num_ctx'?)"));
   const std::string e =
-      error_of(R"({"name": "x", "zzzzzzzz": 1, "factors": {"prompt_tokens": [1]}})");
+      scenario_error(R"({"name": "x", "zzzzzzzz": 1, "factors": {"prompt_tokens": [1]}})");
   EXPECT_THAT(e, HasSubstr("s.json:1: zzzzzzzz: unknown key"));
   EXPECT_THAT(e, ::testing::Not(HasSubstr("did you mean")));
 }
 
 TEST(Scenario, EveryProblemIsListed) {
-  const std::string e = error_of(R"({"factors": {"prompt_tokens": [0, "a"], "cache_type": ["q9"]},
+  const std::string e =
+      scenario_error(R"({"factors": {"prompt_tokens": [0, "a"], "cache_type": ["q9"]},
       "repeats": -1, "seed": -5, "max_tokens": 1.5, "timeout_s": 0, "unique_first_line": 1})");
   EXPECT_THAT(e, HasSubstr("name: missing"));
   EXPECT_THAT(e, HasSubstr("factors.prompt_tokens[0]: 0 is out of range: expected 1 to"));
@@ -98,50 +90,55 @@ TEST(Scenario, EveryProblemIsListed) {
 }
 
 TEST(Scenario, CacheTypeTypoGetsASuggestion) {
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [1], "cache_type": "q8_1"}})"),
-              HasSubstr("unknown cache type 'q8_1' (did you mean 'q8_0'?)"));
+  EXPECT_THAT(
+      scenario_error(R"({"name": "x", "factors": {"prompt_tokens": [1], "cache_type": "q8_1"}})"),
+      HasSubstr("unknown cache type 'q8_1' (did you mean 'q8_0'?)"));
 }
 
 TEST(Scenario, DuplicateAndEmptyFactorLevels) {
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": [256, 256]}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "x", "factors": {"prompt_tokens": [256, 256]}})"),
               HasSubstr("factors.prompt_tokens[1]: duplicate value 256"));
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": {"prompt_tokens": []}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "x", "factors": {"prompt_tokens": []}})"),
               HasSubstr("factors.prompt_tokens: expected at least one value"));
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": {}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "x", "factors": {}})"),
               HasSubstr("factors.prompt_tokens: missing"));
-  EXPECT_THAT(error_of(R"({"name": "x"})"), HasSubstr("factors: missing"));
-  EXPECT_THAT(error_of(R"({"name": "x", "factors": 3})"),
+  EXPECT_THAT(scenario_error(R"({"name": "x"})"), HasSubstr("factors: missing"));
+  EXPECT_THAT(scenario_error(R"({"name": "x", "factors": 3})"),
               HasSubstr("factors: expected an object, got the number 3"));
 }
 
 TEST(Scenario, ServerFieldsAreChecked) {
   EXPECT_THAT(
-      error_of(R"({"name": "x", "server": {"kind": "vllm"}, "factors": {"prompt_tokens": [1]}})"),
+      scenario_error(
+          R"({"name": "x", "server": {"kind": "vllm"}, "factors": {"prompt_tokens": [1]}})"),
       HasSubstr("server.kind: unknown server kind 'vllm'"));
   EXPECT_THAT(
-      error_of(
+      scenario_error(
           R"({"name": "x", "server": {"url": "localhost:8080"}, "factors": {"prompt_tokens": [1]}})"),
       HasSubstr("server.url: 'localhost:8080' is not an http:// or https:// URL"));
   EXPECT_THAT(
-      error_of(R"({"name": "x", "server": {"args": "-t 2"}, "factors": {"prompt_tokens": [1]}})"),
+      scenario_error(
+          R"({"name": "x", "server": {"args": "-t 2"}, "factors": {"prompt_tokens": [1]}})"),
       HasSubstr("server.args: expected an array of strings"));
   EXPECT_THAT(
-      error_of(
+      scenario_error(
           R"({"name": "x", "server": {"flash_attn": "yes"}, "factors": {"prompt_tokens": [1]}})"),
       HasSubstr("server.flash_attn: 'yes': expected 'on', 'off' or 'auto'"));
-  EXPECT_THAT(error_of(R"({"name": "x", "server": "llama", "factors": {"prompt_tokens": [1]}})"),
-              HasSubstr("server: expected an object"));
+  EXPECT_THAT(
+      scenario_error(R"({"name": "x", "server": "llama", "factors": {"prompt_tokens": [1]}})"),
+      HasSubstr("server: expected an object"));
 }
 
 TEST(Scenario, ContradictionsAreReported) {
   EXPECT_THAT(
-      error_of(R"({"name": "x", "server": {"flash_attn": "off"},
+      scenario_error(R"({"name": "x", "server": {"flash_attn": "off"},
       "factors": {"prompt_tokens": [1], "cache_type": ["f16", "q4_0"]}})"),
       HasSubstr("factors.cache_type[1]: a quantized V cache ('q4_0') needs flash attention"));
-  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080", "threads": 2},
+  EXPECT_THAT(
+      scenario_error(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080", "threads": 2},
       "factors": {"prompt_tokens": [1]}})"),
-              HasSubstr("apply only to a managed server"));
-  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
+      HasSubstr("apply only to a managed server"));
+  EXPECT_THAT(scenario_error(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
       "factors": {"prompt_tokens": [1], "num_ctx": [2048, 4096]}})"),
               HasSubstr("factors.num_ctx: an attached server (server.url) cannot vary num_ctx"));
 }
@@ -152,7 +149,7 @@ TEST(Scenario, AttachedOllamaVariesNumCtxButNotCacheType) {
       "factors": {"prompt_tokens": [1], "num_ctx": [2048, 4096]}})",
                                 "s.json");
   EXPECT_EQ(s.factors.num_ctx, (std::vector<int>{2048, 4096}));
-  EXPECT_THAT(error_of(R"({"name": "x",
+  EXPECT_THAT(scenario_error(R"({"name": "x",
       "server": {"kind": "ollama", "url": "http://127.0.0.1:11434"},
       "factors": {"prompt_tokens": [1], "cache_type": ["f16", "q8_0"]}})"),
               HasSubstr("factors.cache_type: an attached server (server.url) cannot vary"));
@@ -178,12 +175,12 @@ TEST(Scenario, OllamaTakesConcurrencyManagedOrAttachedAtAnyLevels) {
       "factors": {"prompt_tokens": [64]}, "concurrency": {"streams": [2, 8]}})",
                                        "s.json");
   EXPECT_EQ(attached.concurrency.slot_levels(), (std::vector<int>{2, 8}));
-  EXPECT_THAT(error_of(R"({"name": "x",
+  EXPECT_THAT(scenario_error(R"({"name": "x",
       "server": {"kind": "ollama", "model": "llama3.2:1b"},
       "factors": {"prompt_tokens": [1024], "edit_position": [0.5]},
       "concurrency": {"streams": [4]}})"),
               HasSubstr("concurrency: the edit-position experiment reads each pair on one slot"));
-  EXPECT_THAT(error_of(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
+  EXPECT_THAT(scenario_error(R"({"name": "x", "server": {"url": "http://127.0.0.1:8080"},
       "factors": {"prompt_tokens": [64]}, "concurrency": {"streams": [1, 4]}})"),
               HasSubstr("concurrency.streams: an attached server (server.url) cannot change its "
                         "slots"));
@@ -322,7 +319,7 @@ TEST(ScenarioConversation, ParsesWithItsDefaultsAndNeedsNoPromptLengths) {
 }
 
 TEST(ScenarioConversation, BadFieldsAreNamed) {
-  const std::string e = error_of(R"({"name": "c", "repeats": 3, "max_tokens": 8,
+  const std::string e = scenario_error(R"({"name": "c", "repeats": 3, "max_tokens": 8,
       "conversation": {"turns": 4, "reuse": ["on", "maybe"],
                        "conversations": [2, 2], "think_time_s": -1, "turn": 3,
                        "concurrent": "yes"}})");
@@ -337,7 +334,7 @@ TEST(ScenarioConversation, BadFieldsAreNamed) {
 }
 
 TEST(ScenarioConversation, RefusesWhatItCannotBeCombinedWith) {
-  const std::string e = error_of(R"({"name": "c",
+  const std::string e = scenario_error(R"({"name": "c",
       "factors": {"prompt_tokens": [256], "num_ctx": [1024]},
       "concurrency": {"streams": 2}, "probes": {"every": 2},
       "server": {"kind": "openai", "url": "http://127.0.0.1:9/v1", "endpoint": "completions",
@@ -371,30 +368,30 @@ TEST(ScenarioWorkload, TheWorkloadKeyNamesExactlyOneWorkload) {
       "factors": {"prompt_tokens": [64]}})",
                                                    "s.json")));
 
-  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2},
+  EXPECT_THAT(scenario_error(R"({"name": "c", "workload": {"conversation": {"turns": 2},
       "sweep": {}}})"),
               HasSubstr("workload: expected an object with exactly one of sweep, conversation"));
-  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversaton": {"turns": 2}}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "c", "workload": {"conversaton": {"turns": 2}}})"),
               HasSubstr("workload.conversaton: unknown key (did you mean 'conversation'?)"));
-  EXPECT_THAT(error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
+  EXPECT_THAT(scenario_error(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
       "conversation": {"turns": 2}})"),
               HasSubstr("conversation: give the workload once"));
-  EXPECT_THAT(error_of(R"({"name": "s", "workload": {"sweep": {"rounds": 2}},
+  EXPECT_THAT(scenario_error(R"({"name": "s", "workload": {"sweep": {"rounds": 2}},
       "factors": {"prompt_tokens": [64]}})"),
               HasSubstr("workload.sweep.rounds: unknown key"));
   // Its own fields are named where they were given.
-  const std::string e = error_of(R"({"name": "c", "workload": {"conversation": {"turns": 0,
+  const std::string e = scenario_error(R"({"name": "c", "workload": {"conversation": {"turns": 0,
       "slots": 2}}, "server": {"kind": "ollama", "url": "http://127.0.0.1:9", "model": "m"}})");
   EXPECT_THAT(e, HasSubstr("workload.conversation.turns: 0 is out of range"));
 }
 
 TEST(ScenarioWorkload, EachPartDeclaresTheWorkloadsItComposesWith) {
   // The sweep requires its prompt lengths; a conversation refuses them, named where given.
-  EXPECT_THAT(error_of(R"({"name": "s"})"),
+  EXPECT_THAT(scenario_error(R"({"name": "s"})"),
               HasSubstr("factors: missing: give at least factors.prompt_tokens"));
-  EXPECT_THAT(error_of(R"({"name": "s", "factors": {"num_ctx": [1024]}})"),
+  EXPECT_THAT(scenario_error(R"({"name": "s", "factors": {"num_ctx": [1024]}})"),
               HasSubstr("factors.prompt_tokens: missing: give the prompt lengths in tokens"));
-  const std::string e = error_of(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
+  const std::string e = scenario_error(R"({"name": "c", "workload": {"conversation": {"turns": 2}},
       "repeats": 2, "precision": {"metric": "ttft_ms", "half_width": 0.05, "max_calls": 90},
       "answers": {"prompts": 2}, "unique_first_line": false,
       "factors": {"edit_position": [0.5], "num_ctx": [4096]}})");

@@ -5,22 +5,12 @@
 #include "harness/analysis/analysis.h"
 #include "harness/core/error.h"
 #include "harness/scenario/scenario.h"
+#include "tests/scenario/scenario_error.h"
 
 namespace kvbench::scenario {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string variant_error(std::string_view text) {
-  try {
-    parse_scenario(text, "s.json");
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.exit_code(), 2);
-    return e.what();
-  }
-  ADD_FAILURE() << "no error for: " << text;
-  return "";
-}
 
 // A scenario with `variants` and `gate` spliced in as JSON text.
 std::string with(std::string_view variants, std::string_view gate = "") {
@@ -107,68 +97,69 @@ TEST(Variants, AGateWithoutVariantsIsRecordedWhenNotTheDefault) {
 }
 
 TEST(Variants, ProblemsNameLinePathAndExpectation) {
-  EXPECT_THAT(variant_error(with(R"([{"name": "only"}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "only"}])")),
               HasSubstr("s.json:3: variants: expected at least two variants to compare"));
-  EXPECT_THAT(variant_error(with(R"([{"name": "a"}, {"name": "a"}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "a"}, {"name": "a"}])")),
               HasSubstr("variants[1].name: duplicate variant name 'a'"));
-  EXPECT_THAT(variant_error(with(R"([{"name": "a b"}, {"name": ""}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "a b"}, {"name": ""}])")),
               AllOf(HasSubstr("variants[0].name: 'a b': use only letters, digits"),
                     HasSubstr("variants[1].name: expected a non-empty string")));
-  EXPECT_THAT(variant_error(with(R"([{"name": "a"}, {"name": "b", "sever": {}}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "a"}, {"name": "b", "sever": {}}])")),
               HasSubstr("variants[1].sever: unknown key (did you mean 'server'?)"));
   EXPECT_THAT(
-      variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"kind": "ollama"}}])")),
+      scenario_error(with(R"([{"name": "a"}, {"name": "b", "server": {"kind": "ollama"}}])")),
       HasSubstr("variants[1].server.kind: every variant runs on the scenario's server "
                 "kind 'llama-server'"));
-  EXPECT_THAT(variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"threads": -1}}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "a"}, {"name": "b", "server": {"threads": -1}}])")),
               HasSubstr("variants[1].server.threads: -1 is out of range"));
-  EXPECT_THAT(variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["-t"]}}])")),
+  EXPECT_THAT(scenario_error(with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["-t"]}}])")),
               HasSubstr("variants[1].server.args[0]: '-t' is set by kvbench itself"));
   EXPECT_THAT(
-      variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["--x", "a\nb"]}}])")),
+      scenario_error(
+          with(R"([{"name": "a"}, {"name": "b", "server": {"args": ["--x", "a\nb"]}}])")),
       HasSubstr(
           "variants[1].server.args[1]: contains a control character (code 10) at position 1"));
-  EXPECT_THAT(variant_error(with(R"({"name": "a"})")), HasSubstr("variants: expected an array"));
+  EXPECT_THAT(scenario_error(with(R"({"name": "a"})")), HasSubstr("variants: expected an array"));
   EXPECT_THAT(
-      variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"flash_attn": "off"}}])")),
+      scenario_error(with(R"([{"name": "a"}, {"name": "b", "server": {"flash_attn": "off"}}])")),
       HasSubstr("variants[1].server.flash_attn: a quantized V cache needs flash"));
   EXPECT_THAT(
-      variant_error(with(R"([{"name": "a"}, {"name": "b", "server": {"url": "http://h:1"}}])")),
+      scenario_error(with(R"([{"name": "a"}, {"name": "b", "server": {"url": "http://h:1"}}])")),
       HasSubstr("variants[1].server.url: an attached variant cannot vary num_ctx"));
 }
 
 TEST(Gate, ProblemsNameLinePathAndExpectation) {
   EXPECT_THAT(
-      variant_error(with(kTwo, R"({"metrics": [{"metric": "decode_tp", "margin": 0.05}]})")),
+      scenario_error(with(kTwo, R"({"metrics": [{"metric": "decode_tp", "margin": 0.05}]})")),
       HasSubstr("s.json:4: gate.metrics[0].metric: unknown metric 'decode_tp' (did you "
                 "mean 'decode_tps'?)"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 1.5}]})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 1.5}]})")),
               HasSubstr("gate.metrics[0].margin: expected a fraction in (0, 1)"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms"}]})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms"}]})")),
               HasSubstr("gate.metrics[0].margin: missing"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": []})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": []})")),
               HasSubstr("gate.metrics: expected a non-empty array"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
                 "where": {"cache_type": "q4_0"}}]})")),
               HasSubstr("s.json:5: gate.metrics[0].where.cache_type: 'q4_0' is not a level of "
                         "factors.cache_type (did you mean 'q8_0'?): expected one of f16, q8_0"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
                 "where": {"num_ctx": 4096}}]})")),
               HasSubstr("gate.metrics[0].where.num_ctx: '4096' is not a level of factors.num_ctx"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"metrics": [{"metric": "ttft_ms", "margin": 0.1,
                 "where": {"cache": "f16"}}]})")),
               HasSubstr("gate.metrics[0].where.cache: unknown key"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"alpha": 0.5})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"alpha": 0.5})")),
               HasSubstr("gate.alpha: expected a level in (0, 0.5)"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"max_sets": 0})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"max_sets": 0})")),
               HasSubstr("gate.max_sets: 0 is out of range: expected 1 to 100"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"on_inconclusive": "warm"})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"on_inconclusive": "warm"})")),
               HasSubstr("gate.on_inconclusive: 'warm' (did you mean 'warn'?): expected 'fail' or "
                         "'warn'"));
-  EXPECT_THAT(variant_error(with(kTwo, R"({"baseline": "basline"})")),
+  EXPECT_THAT(scenario_error(with(kTwo, R"({"baseline": "basline"})")),
               HasSubstr("gate.baseline: 'basline' is no variant (did you mean 'baseline'?): "
                         "expected one of baseline, candidate"));
-  EXPECT_THAT(variant_error(with("", R"({"baseline": "a"})")),
+  EXPECT_THAT(scenario_error(with("", R"({"baseline": "a"})")),
               HasSubstr("gate.baseline: names a variant, but the scenario has no variants"));
 }
 
@@ -184,7 +175,7 @@ TEST(Gate, AcceptsEveryMetricOfTheAnalysis) {
 // "every": 0 means no probes; a probe length beside it is a contradiction, while the resolved
 // form of a run without probes (the default length) keeps reading.
 TEST(ScenarioProbes, EveryZeroWithAProbeLengthIsRefused) {
-  EXPECT_THAT(variant_error(R"({"name": "x", "factors": {"prompt_tokens": [256]},
+  EXPECT_THAT(scenario_error(R"({"name": "x", "factors": {"prompt_tokens": [256]},
   "probes": {"every": 0, "prompt_tokens": 64}})"),
               HasSubstr("probes.every: 0 means no probes, yet probes.prompt_tokens asks for "
                         "probes of 64 tokens"));
