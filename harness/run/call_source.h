@@ -77,7 +77,9 @@ class CallSource {
                                            std::size_t /*from*/) const {
     return std::nullopt;
   }
-  // Seconds from `now` before `call` may be sent (a conversation's think time).
+  // Seconds from `now` before `call` may be sent (a conversation's think time). Both drivers ask
+  // again when that time has come, until it is 0: a source may hold a call until an event it
+  // watches (its other calls' tokens, CompletionSpec::watch).
   virtual double wait_s(const plan::PlannedCall& /*call*/, Nanos /*now*/) const { return 0; }
   // `r`'s call was sent `ms` after it was due (a schedule's queue): where its record keeps that.
   virtual void waited(CallRecord& r, double ms) const { r.queue_ms = ms; }

@@ -99,6 +99,15 @@ class Streams {
       Nanos next_due = now + kMaxWait;
       for (std::size_t i = 0; i < waiting.size();) {
         if (waiting[i].due <= now) {
+          // Its source may hold it longer (until an event it watches): asked again, as the
+          // driver of one call at a time asks until it says 0.
+          const double more = source_.wait_s(waiting[i].p.call, now);
+          if (more > 0) {
+            waiting[i].due = seconds_after(now, more);
+            next_due = std::min(next_due, waiting[i].due);
+            ++i;
+            continue;
+          }
           launch(std::move(waiting[i].p), waiting[i].due, true, waiting[i].lane, waiting[i].lane);
           waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
         } else {

@@ -34,8 +34,12 @@ class NumberedSource final : public CallSource {
 
   // Watches each call's tokens and ends its stream once it has `tokens` (0: lets it run).
   int end_after = 0;
-  std::map<int, int> told;  // seq -> tokens its watch was told of
-  std::set<int> ended;      // seqs whose result came back ended by the watch
+  // Holds each call for the first `hold_asks` times the driver asks its wait, 0.2 s each (as a
+  // source waiting for an event it watches), then lets it go.
+  int hold_asks = 0;
+  mutable std::map<int, int> asked;  // seq -> how often its wait was asked
+  std::map<int, int> told;           // seq -> tokens its watch was told of
+  std::set<int> ended;               // seqs whose result came back ended by the watch
 
   void reset(const plan::Block& /*block*/, backend::Backend& be,
              const std::vector<int>& /*slot0*/) override {
@@ -78,6 +82,9 @@ class NumberedSource final : public CallSource {
   // `wait_s` from the first time it is asked about a call.
   double wait_s(const plan::PlannedCall& call, Nanos now) const override {
     const std::lock_guard<std::mutex> lock(mutex_);
+    if (asked[call.seq]++ < hold_asks) {
+      return 0.2;
+    }
     const auto due = due_.try_emplace(
         call.seq, now + std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(wait_s_)));
     return std::max(0.0, std::chrono::duration<double>(due.first->second - now).count());
@@ -291,6 +298,25 @@ TEST(Streams, ALanesNextCallIsMadeReadyOnlyOnceTheOneBeforeItEnded) {
     EXPECT_TRUE(r.queue_ms.has_value());                 // it was due when made ready
     EXPECT_EQ(source.slot_of[r.seq], std::nullopt);      // not pinned: the server picks
   }
+}
+
+// A source may hold a lane's call until an event it watches: the driver asks its wait again
+// each time it falls due, and sends it once the source says 0.
+TEST(Streams, ACallIsHeldForAsLongAsItsSourceSaysToWait) {
+  Stage st;
+  NumberedSource source(1);  // one lane: each call made ready once the one before ended
+  source.hold_asks = 3;
+  source.reset(st.source_block, st.be, {});
+  run_streams(Stage::calls(2), StreamSchedule{1, false}, source, st.sink, st.be, st.transport,
+              st.time);
+  ASSERT_EQ(st.sink.records.size(), 2u);
+  EXPECT_EQ(source.asked[0], 4) << "asked until it said 0";
+  EXPECT_EQ(source.asked[1], 4);
+  const auto& first = st.sink.records[0];
+  const auto& second = st.sink.records[1];
+  ASSERT_TRUE(first.client.e2e_ms);
+  EXPECT_GE(second.t_start_s - first.t_start_s, *first.client.e2e_ms / 1000 + 0.6 - 1e-9)
+      << "held three times 0.2 s after the call before it ended";
 }
 
 TEST(Streams, OpenLoopArrivalsThatFindEveryStreamBusyAreDeferred) {
